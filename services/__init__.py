@@ -1,0 +1,1 @@
+"""R42 services: gateway, extractor, content, quiz, r42 — they talk only over the bus."""

@@ -1,0 +1,1 @@
+"""The `r42` command line: the composition root that may import every service."""

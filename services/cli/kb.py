@@ -1,0 +1,10 @@
+"""CLI commands: kb (filled in by its issue)."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Register the kb commands on the root app."""
+    del app

@@ -1,0 +1,46 @@
+"""Entry point of the `r42` console script."""
+
+from __future__ import annotations
+
+import importlib
+
+import typer
+
+# Each module exposes register(app); imported lazily so `r42 --help` stays fast and
+# nothing happens at import time.
+COMMAND_MODULES: tuple[str, ...] = (
+    "services.cli.up",
+    "services.cli.events",
+    "services.cli.kb",
+    "services.cli.ops",
+)
+
+
+def build_app() -> typer.Typer:
+    """Build the typer application with every command group registered."""
+    app = typer.Typer(
+        name="r42",
+        help="R42: the learning platform that answers from the company knowledge graph.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+    )
+    @app.callback()
+    def root() -> None:
+        """R42 command line."""
+
+    @app.command()
+    def version() -> None:
+        """Print the R42 version."""
+        from importlib.metadata import version as dist_version
+
+        typer.echo(f"r42 {dist_version('r42')}")
+
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(app)
+    return app
+
+
+def main() -> None:
+    """Run the CLI."""
+    build_app()()

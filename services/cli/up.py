@@ -1,0 +1,10 @@
+"""CLI commands: up (filled in by its issue)."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Register the up commands on the root app."""
+    del app

@@ -1,0 +1,1 @@
+"""R42 shared library: config, errors, LLM, bus, store, knowledge base, runtime."""

