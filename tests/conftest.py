@@ -10,6 +10,9 @@ import pytest
 
 from shared.runtime import EmbeddedNatsServer
 
+# Fixtures for the fake Anthropic and fake Slack servers live beside the fakes.
+pytest_plugins = ["tests.fakes.fixtures"]
+
 
 @pytest.fixture(scope="session")
 def nats_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedNatsServer]:
