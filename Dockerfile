@@ -1,0 +1,8 @@
+FROM python:3.11-slim
+WORKDIR /app
+COPY pyproject.toml README.md ./
+COPY shared shared
+COPY services services
+COPY evals evals
+RUN pip install --no-cache-dir .
+USER nobody
