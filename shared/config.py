@@ -9,8 +9,8 @@ from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_MODEL_FAST = "claude-haiku-4-5"
-DEFAULT_MODEL_STANDARD = "claude-sonnet-4-5"
-DEFAULT_MODEL_REASONING = "claude-opus-4-5"
+DEFAULT_MODEL_STANDARD = "claude-sonnet-4-6"
+DEFAULT_MODEL_REASONING = "claude-opus-4-6"
 
 
 class Settings(BaseSettings):

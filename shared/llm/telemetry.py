@@ -65,5 +65,5 @@ def emit_safely(sink: TelemetrySink | None, record: LLMCallRecord) -> None:
         return
     try:
         sink.emit(record)
-    except Exception:  # noqa: BLE001 - telemetry must never fail a call
+    except Exception:  # telemetry must never fail a call
         log.warning("telemetry sink %s failed", type(sink).__name__, exc_info=True)

@@ -1,0 +1,95 @@
+"""The shared LLM library: `call_llm` with retries, validation, limiting, pricing and telemetry."""
+
+from shared.llm.call import call_llm
+from shared.llm.errors import (
+    RETRYABLE_STATUSES,
+    LLMConnectionError,
+    LLMError,
+    LLMHttpError,
+    LLMInputError,
+    LLMOutputError,
+    LLMTruncatedError,
+    LLMValidationError,
+)
+from shared.llm.limiter import (
+    LimiterConfig,
+    LimiterContentionError,
+    LocalLimiter,
+    NatsKvLimiter,
+    open_limiter,
+)
+from shared.llm.limiting import Limiter, Permit, model_class
+from shared.llm.parsing import extract_json, parse_text_output
+from shared.llm.pricing import Price, cost_usd, price_for
+from shared.llm.providers import (
+    OFFLINE_MODEL,
+    OFFLINE_PREFIX,
+    OfflineProvider,
+    OfflineRequest,
+    Provider,
+    ProviderReply,
+    ProviderRequest,
+    register_offline_handler,
+    unregister_offline_handler,
+)
+from shared.llm.result import LLMResult, Usage
+from shared.llm.retry import RetryPolicy, parse_retry_after
+from shared.llm.runtime import TIERS, LLMRuntime, configure_llm, get_runtime, reset_llm
+from shared.llm.telemetry import (
+    LLMCallRecord,
+    LoggingSink,
+    MemorySink,
+    TelemetrySink,
+    emit_safely,
+)
+from shared.llm.tools import Tool, ToolUse
+
+__all__ = [
+    "OFFLINE_MODEL",
+    "OFFLINE_PREFIX",
+    "RETRYABLE_STATUSES",
+    "TIERS",
+    "LLMCallRecord",
+    "LLMConnectionError",
+    "LLMError",
+    "LLMHttpError",
+    "LLMInputError",
+    "LLMOutputError",
+    "LLMResult",
+    "LLMRuntime",
+    "LLMTruncatedError",
+    "LLMValidationError",
+    "Limiter",
+    "LimiterConfig",
+    "LimiterContentionError",
+    "LocalLimiter",
+    "LoggingSink",
+    "MemorySink",
+    "NatsKvLimiter",
+    "OfflineProvider",
+    "OfflineRequest",
+    "Permit",
+    "Price",
+    "Provider",
+    "ProviderReply",
+    "ProviderRequest",
+    "RetryPolicy",
+    "TelemetrySink",
+    "Tool",
+    "ToolUse",
+    "Usage",
+    "call_llm",
+    "configure_llm",
+    "cost_usd",
+    "emit_safely",
+    "extract_json",
+    "get_runtime",
+    "model_class",
+    "open_limiter",
+    "parse_retry_after",
+    "parse_text_output",
+    "price_for",
+    "register_offline_handler",
+    "reset_llm",
+    "unregister_offline_handler",
+]

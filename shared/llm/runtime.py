@@ -1,0 +1,100 @@
+"""The per-process LLM configuration: provider, telemetry sink, default limiter, retry policy."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from shared.config import Settings, build_settings
+from shared.errors import ConfigError
+from shared.llm.limiting import Limiter
+from shared.llm.providers.base import Provider
+from shared.llm.providers.offline import OfflineProvider
+from shared.llm.retry import RetryPolicy
+from shared.llm.telemetry import LoggingSink, TelemetrySink
+
+log = logging.getLogger(__name__)
+
+TIERS = ("fast", "standard", "reasoning")
+
+
+@dataclass
+class LLMRuntime:
+    """Everything call_llm needs besides its arguments; one per process."""
+
+    settings: Settings
+    provider: Provider
+    sink: TelemetrySink | None
+    limiter: Limiter | None
+    retry: RetryPolicy
+
+    def model_for(self, tier: str) -> str:
+        """The model id for a tier, from settings."""
+        return self.settings.model_for_tier(tier)
+
+    async def aclose(self) -> None:
+        """Close the provider's connections."""
+        await self.provider.aclose()
+
+
+_runtime: LLMRuntime | None = None
+
+
+def _build_provider(settings: Settings, choice: Provider | str | None) -> Provider:
+    if choice is not None and not isinstance(choice, str):
+        return choice
+    name = choice or settings.llm_provider
+    if name == "offline":
+        return OfflineProvider()
+    if name != "anthropic":
+        raise ConfigError(f"unknown LLM provider {name!r}; expected 'anthropic' or 'offline'")
+    if settings.anthropic_api_key is None or not settings.anthropic_api_key.get_secret_value():
+        raise ConfigError(
+            "the anthropic LLM provider needs ANTHROPIC_API_KEY (or set R42_LLM=offline)"
+        )
+    # Imported here so offline processes never load the SDK.
+    from shared.llm.providers.anthropic_api import AnthropicProvider
+
+    return AnthropicProvider(
+        api_key=settings.anthropic_api_key.get_secret_value(),
+        base_url=settings.anthropic_base_url,
+        timeout=settings.llm_timeout_s,
+    )
+
+
+def configure_llm(
+    settings: Settings,
+    *,
+    sink: TelemetrySink | None = None,
+    limiter: Limiter | None = None,
+    provider: Provider | str | None = None,
+    retry: RetryPolicy | None = None,
+) -> LLMRuntime:
+    """Set the process-wide LLM runtime (call once at start-up); returns it."""
+    global _runtime
+    for tier in TIERS:
+        if not settings.model_for_tier(tier):
+            raise ConfigError(f"no model configured for tier {tier!r}")
+    runtime = LLMRuntime(
+        settings=settings,
+        provider=_build_provider(settings, provider),
+        sink=sink if sink is not None else LoggingSink(),
+        limiter=limiter,
+        retry=retry or RetryPolicy(),
+    )
+    _runtime = runtime
+    log.info("llm configured: provider=%s", runtime.provider.name)
+    return runtime
+
+
+def get_runtime() -> LLMRuntime:
+    """The configured runtime; configures from the environment on first use if nobody did."""
+    if _runtime is None:
+        return configure_llm(build_settings())
+    return _runtime
+
+
+def reset_llm() -> None:
+    """Forget the runtime (tests); the next call configures again."""
+    global _runtime
+    _runtime = None

@@ -1,0 +1,355 @@
+"""A fake Anthropic Messages API: a real aiohttp server on 127.0.0.1 that scripts and records.
+
+Usage::
+
+    with FakeAnthropic() as fake:
+        fake.enqueue(rate_limited(retry_after=2), tool_reply("save", {"x": 1}))
+        ...  # point ANTHROPIC_BASE_URL (or configure_llm) at fake.url
+        assert len(fake.requests) == 2
+
+Replies come from the FIFO queue first, then from `fake.default(request_json)` when set, else
+a plain "ok" text message. `fake.rate_limit(rpm=N)` answers 429 with a correct retry-after
+once N requests were admitted in the window. Every request is recorded (arrival times, headers,
+JSON body, the status answered); nothing is logged, so the API key never reaches a log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import itertools
+import json
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from email.utils import format_datetime
+from typing import Any
+
+from aiohttp import web
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted answer: a message (status 200) or an error body, with headers and a delay."""
+
+    status: int = 200
+    content: list[dict[str, Any]] = field(default_factory=list)
+    stop_reason: str | None = "end_turn"
+    usage: dict[str, int] | None = None
+    error: dict[str, Any] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    model: str | None = None
+
+
+def text_reply(text: str, *, stop_reason: str = "end_turn", **kw: Any) -> Reply:
+    """An assistant message with one text block."""
+    return Reply(content=[{"type": "text", "text": text}], stop_reason=stop_reason, **kw)
+
+
+def tool_reply(
+    name: str,
+    tool_input: Any,
+    *,
+    tool_id: str | None = None,
+    text: str | None = None,
+    stop_reason: str = "tool_use",
+    **kw: Any,
+) -> Reply:
+    """An assistant message calling a tool (optionally with text before it)."""
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    blocks.append(
+        {"type": "tool_use", "id": tool_id or "toolu_fake", "name": name, "input": tool_input}
+    )
+    return Reply(content=blocks, stop_reason=stop_reason, **kw)
+
+
+def error_reply(
+    status: int,
+    error_type: str,
+    message: str,
+    *,
+    error_code: str | None = None,
+    headers: dict[str, str] | None = None,
+    delay: float = 0.0,
+) -> Reply:
+    """An API error: `{"type": "error", "error": {"type": ..., "message": ...}}`."""
+    error: dict[str, Any] = {"type": error_type, "message": message}
+    if error_code is not None:
+        error["details"] = {"error_code": error_code}
+    return Reply(status=status, error=error, headers=headers or {}, delay=delay)
+
+
+def rate_limited(
+    retry_after: float | None = 1, *, http_date: bool = False, spend_limit: bool = False
+) -> Reply:
+    """A 429; retry-after in seconds or as an HTTP date; optionally the spend-limit variant."""
+    headers: dict[str, str] = {}
+    if retry_after is not None:
+        if http_date:
+            when = datetime.fromtimestamp(time.time() + retry_after, UTC)
+            headers["retry-after"] = format_datetime(when, usegmt=True)
+        else:
+            headers["retry-after"] = f"{retry_after:g}"
+    if spend_limit:
+        return error_reply(
+            429,
+            "rate_limit_error",
+            "You have reached your specified API usage limits.",
+            error_code="enforced_spend_limit_reached",
+            headers=headers,
+        )
+    return error_reply(429, "rate_limit_error", "Number of requests exceeded.", headers=headers)
+
+
+def overloaded() -> Reply:
+    """A 529 overloaded_error."""
+    return error_reply(529, "overloaded_error", "Overloaded")
+
+
+def server_error(status: int = 500) -> Reply:
+    """A 5xx api_error."""
+    return error_reply(status, "api_error", "Internal server error")
+
+
+def slow(reply: Reply, seconds: float) -> Reply:
+    """The same reply, sent after a delay (longer than the client timeout → client times out)."""
+    return replace(reply, delay=seconds)
+
+
+@dataclass
+class RecordedRequest:
+    """What the fake received."""
+
+    monotonic: float
+    wall: float
+    method: str
+    path: str
+    headers: dict[str, str]  # names lower-cased
+    body: Any
+    status: int | None = None
+
+
+class FakeAnthropic:
+    """The server; use as a context manager (start/stop) and script it from any thread."""
+
+    def __init__(self) -> None:
+        self.default: Callable[[Any], Reply] | None = None
+        self.url = ""
+        self._lock = threading.Lock()
+        self._queue: collections.deque[Reply] = collections.deque()
+        self._requests: list[RecordedRequest] = []
+        self._ids = itertools.count(1)
+        self._rpm: int | None = None
+        self._window_s = 60.0
+        self._sliding = True
+        self._precise = False
+        self._admitted: collections.deque[float] = collections.deque()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runner: web.AppRunner | None = None
+        self._ready = threading.Event()
+        self._startup_error: BaseException | None = None
+
+    # -- scripting ------------------------------------------------------------------------
+
+    def enqueue(self, *replies: Reply) -> None:
+        """Append scripted replies, answered in order."""
+        with self._lock:
+            self._queue.extend(replies)
+
+    def rate_limit(
+        self,
+        rpm: int | None,
+        *,
+        window_s: float = 60.0,
+        sliding: bool = True,
+        precise: bool = False,
+    ) -> None:
+        """Admit at most `rpm` requests per window (sliding or fixed); None turns it off.
+
+        The 429 carries `retry-after` in whole seconds (rounded up, as the API does); with
+        `precise` also `retry-after-ms`, for benchmarks that use sub-second windows.
+        """
+        with self._lock:
+            self._rpm, self._window_s, self._sliding = rpm, window_s, sliding
+            self._precise = precise
+            self._admitted.clear()
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """A snapshot of the recorded requests, in arrival order."""
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def pending(self) -> int:
+        """Scripted replies not yet used."""
+        with self._lock:
+            return len(self._queue)
+
+    def clear(self) -> None:
+        """Forget recorded requests and scripted replies."""
+        with self._lock:
+            self._requests.clear()
+            self._queue.clear()
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def start(self) -> FakeAnthropic:
+        """Serve on a free loopback port in a background thread; return when it accepts."""
+        self._thread = threading.Thread(target=self._serve, name="fake-anthropic", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(10):
+            raise RuntimeError("fake Anthropic server did not start within 10 s")
+        if self._startup_error is not None:
+            raise RuntimeError("fake Anthropic server failed to start") from self._startup_error
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and join the thread."""
+        if self._loop is not None and self._thread is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(10)
+        self._thread = None
+
+    def __enter__(self) -> FakeAnthropic:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _serve(self) -> None:
+        loop = self._loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        try:
+            app = web.Application(client_max_size=32 * 1024 * 1024)
+            app.router.add_post("/v1/messages", self._handle)
+            self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.1)
+            loop.run_until_complete(self._runner.setup())
+            site = web.TCPSite(self._runner, "127.0.0.1", 0, backlog=512)
+            loop.run_until_complete(site.start())
+            host, port = self._runner.addresses[0][:2]
+            self.url = f"http://{host}:{port}"
+        except BaseException as exc:  # surfaced by start()
+            self._startup_error = exc
+            self._ready.set()
+            loop.close()
+            return
+        self._ready.set()
+        try:
+            loop.run_forever()
+        finally:
+            loop.run_until_complete(self._runner.cleanup())
+            # Handlers still sleeping on a scripted delay: cancel them so nothing dangles.
+            pending = asyncio.all_tasks(loop)
+            for task in pending:
+                task.cancel()
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            loop.close()
+
+    # -- serving --------------------------------------------------------------------------
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        record = RecordedRequest(
+            monotonic=time.monotonic(),
+            wall=time.time(),
+            method=request.method,
+            path=request.path,
+            headers={k.lower(): v for k, v in request.headers.items()},
+            body=None,
+        )
+        raw = await request.read()
+        try:
+            record.body = json.loads(raw)
+        except ValueError:
+            record.body = raw.decode("utf-8", "replace")
+        with self._lock:
+            self._requests.append(record)
+            chosen = self._choose(request, record.body)
+        # The default responder runs outside the lock: it may script the fake itself.
+        default = self.default
+        if chosen is not None:
+            reply = chosen
+        elif default is not None:
+            reply = default(record.body)
+        else:
+            reply = text_reply("ok")
+        record.status = reply.status
+        if reply.delay:
+            await asyncio.sleep(reply.delay)
+        return self._respond(reply, record.body)
+
+    def _choose(self, request: web.Request, body: Any) -> Reply | None:
+        # Called under the lock; None means "ask the default responder".
+        if not (request.headers.get("x-api-key") or request.headers.get("authorization")):
+            return error_reply(401, "authentication_error", "x-api-key header is required")
+        if not isinstance(body, dict) or not all(k in body for k in ("model", "max_tokens")):
+            return error_reply(400, "invalid_request_error", "model and max_tokens are required")
+        if not body.get("messages"):
+            return error_reply(400, "invalid_request_error", "messages: at least one message")
+        limited = self._rate_limited()
+        if limited is not None:
+            return limited
+        if self._queue:
+            return self._queue.popleft()
+        return None
+
+    def _rate_limited(self) -> Reply | None:
+        if self._rpm is None:
+            return None
+        now = time.monotonic()
+        if self._sliding:
+            while self._admitted and self._admitted[0] <= now - self._window_s:
+                self._admitted.popleft()
+            free_at = self._admitted[0] + self._window_s if self._admitted else now
+        else:
+            start = math.floor(now / self._window_s) * self._window_s
+            while self._admitted and self._admitted[0] < start:
+                self._admitted.popleft()
+            free_at = start + self._window_s
+        if len(self._admitted) < self._rpm:
+            self._admitted.append(now)
+            return None
+        wait = max(math.ceil(free_at - now), 1)
+        reply = rate_limited(retry_after=wait)
+        headers = {
+            **reply.headers,
+            **({"retry-after-ms": str(math.ceil((free_at - now) * 1000))} if self._precise else {}),
+            "anthropic-ratelimit-requests-limit": str(self._rpm),
+            "anthropic-ratelimit-requests-remaining": "0",
+            "anthropic-ratelimit-requests-reset": datetime.fromtimestamp(
+                time.time() + (free_at - now), UTC
+            ).isoformat(timespec="seconds"),
+        }
+        return replace(reply, headers=headers)
+
+    def _respond(self, reply: Reply, body: Any) -> web.Response:
+        n = next(self._ids)
+        headers = {"request-id": f"req_fake_{n:06d}", **reply.headers}
+        if reply.error is not None or reply.status >= 400:
+            error = reply.error or {"type": "api_error", "message": f"status {reply.status}"}
+            payload: dict[str, Any] = {"type": "error", "error": error}
+            return web.json_response(payload, status=reply.status, headers=headers)
+        request_chars = len(json.dumps(body))
+        usage = {
+            "input_tokens": max(request_chars // 4, 1),
+            "output_tokens": max(len(json.dumps(reply.content)) // 4, 1),
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            **(reply.usage or {}),
+        }
+        message = {
+            "id": f"msg_fake_{n:06d}",
+            "type": "message",
+            "role": "assistant",
+            "model": reply.model or body.get("model", "claude-fake"),
+            "content": reply.content,
+            "stop_reason": reply.stop_reason,
+            "stop_sequence": None,
+            "usage": usage,
+        }
+        return web.json_response(message, status=reply.status, headers=headers)
