@@ -1,0 +1,93 @@
+"""Knowledge-base logic (pure: callers pass data in): chunking, retrieval, context, graph."""
+
+from shared.kb.context import (
+    DEFAULT_MAX_CONTEXT_TOKENS,
+    KbContext,
+    RelationIndex,
+    build_kb_context,
+    estimate_tokens,
+)
+from shared.kb.graph import (
+    MAX_DELTA_RELATIONS,
+    MAX_DELTA_TOPICS,
+    DeltaRelation,
+    DeltaTopic,
+    GraphDelta,
+    validate_delta,
+)
+from shared.kb.markdown import topics_from_markdown
+from shared.kb.merge import MergePlan, plan_merge
+from shared.kb.models import (
+    LEGACY_RELATION_TYPES,
+    RELATION_TYPES,
+    RELEVANCE_LEVELS,
+    TOPIC_TYPES,
+    KbInputError,
+    KbRelation,
+    KbTopic,
+    RelationLike,
+    RelationType,
+    Relevance,
+    TopicLike,
+    TopicType,
+    fold_text,
+    is_kebab_id,
+    kb_hash,
+    normalise_relation,
+    to_kebab_id,
+)
+from shared.kb.retrieval import Hit, IndexCache, RetrievalIndex
+from shared.kb.text import (
+    KNOWN_IDS_INSTRUCTION,
+    MAX_CHUNK_CHARS,
+    OVERLAP_CHARS,
+    build_known_ids_hint,
+    chunk_spans,
+    chunk_text,
+)
+from shared.kb.tokens import STOPWORDS, tokenize
+
+__all__ = [
+    "DEFAULT_MAX_CONTEXT_TOKENS",
+    "KNOWN_IDS_INSTRUCTION",
+    "LEGACY_RELATION_TYPES",
+    "MAX_CHUNK_CHARS",
+    "MAX_DELTA_RELATIONS",
+    "MAX_DELTA_TOPICS",
+    "OVERLAP_CHARS",
+    "RELATION_TYPES",
+    "RELEVANCE_LEVELS",
+    "STOPWORDS",
+    "TOPIC_TYPES",
+    "DeltaRelation",
+    "DeltaTopic",
+    "GraphDelta",
+    "Hit",
+    "IndexCache",
+    "KbContext",
+    "KbInputError",
+    "KbRelation",
+    "KbTopic",
+    "MergePlan",
+    "RelationIndex",
+    "RelationLike",
+    "RelationType",
+    "Relevance",
+    "RetrievalIndex",
+    "TopicLike",
+    "TopicType",
+    "build_kb_context",
+    "build_known_ids_hint",
+    "chunk_spans",
+    "chunk_text",
+    "estimate_tokens",
+    "fold_text",
+    "is_kebab_id",
+    "kb_hash",
+    "normalise_relation",
+    "plan_merge",
+    "to_kebab_id",
+    "tokenize",
+    "topics_from_markdown",
+    "validate_delta",
+]

@@ -1,0 +1,155 @@
+"""Compound-word fallback: map a query word onto vocabulary terms sharing a stem.
+
+Dutch glues words together (`pensioen` → `partnerpensioen`, `pensioenregeling`), so a
+query word is also matched to terms that share its first 6 characters, contain it, or are
+contained in it. Everything is precomputed at build time so a query never scans the
+vocabulary: every 6-character gram of every term is encoded as an integer (the alphabet
+after tokenisation is [a-z0-9-]) and stored in sorted numpy arrays, shortest terms first
+within a gram; the first gram of a term doubles as its prefix key.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+STEM_CHARS = 6
+MAX_EXPANSIONS = 32
+MAX_TOKEN_CHARS = 64  # longer "words" are pasted ids or noise; their substrings are not stems
+_VERIFY_BUDGET = 4  # containment candidates checked per wanted expansion
+
+_ALPHABET = "-0123456789abcdefghijklmnopqrstuvwxyz"
+_BASE = len(_ALPHABET) + 1  # 0 is reserved so "a" and "-a" never share a code
+_BYTE_CODE = np.zeros(256, dtype=np.int64)
+_BYTE_CODE[np.frombuffer(_ALPHABET.encode(), dtype=np.uint8)] = np.arange(1, _BASE)
+_CHAR_CODE = {ch: i + 1 for i, ch in enumerate(_ALPHABET)}
+_WORD_RE = re.compile(r"[a-z0-9-]+")
+
+
+def is_stem_word(token: str) -> bool:
+    """Whether a token takes part in compound matching (6–64 chars of [a-z0-9-], not a number)."""
+    return (
+        STEM_CHARS <= len(token) <= MAX_TOKEN_CHARS
+        and _WORD_RE.fullmatch(token) is not None
+        and not token.replace("-", "").isdigit()
+    )
+
+
+def _gram_code(gram: str) -> int:
+    code = 0
+    for ch in gram:
+        code = code * _BASE + _CHAR_CODE[ch]
+    return code
+
+
+def _term_grams(terms: list[str], length: int) -> np.ndarray:
+    """Codes of every 6-gram of equally long terms: shape (len(terms), length - 5)."""
+    chars = _BYTE_CODE[np.frombuffer("".join(terms).encode("ascii"), dtype=np.uint8)]
+    chars = chars.reshape(len(terms), length)
+    width = length - STEM_CHARS + 1
+    codes = np.zeros((len(terms), width), dtype=np.int64)
+    for offset in range(STEM_CHARS):
+        codes = codes * _BASE + chars[:, offset : offset + width]
+    return codes
+
+
+class _Postings:
+    """An immutable multimap: integer key → term numbers (in insertion order), binary searched."""
+
+    __slots__ = ("_keys", "_starts", "_terms")
+
+    def __init__(self, keys: np.ndarray, terms: np.ndarray) -> None:
+        order = np.argsort(keys, kind="stable")  # stable: shortest terms stay first
+        keys, self._terms = keys[order], terms[order].astype(np.int32)
+        if len(keys):
+            first = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+        else:
+            first = np.zeros(0, dtype=np.int64)
+        self._keys = keys[first]
+        self._starts = np.r_[first, len(keys)].astype(np.int32)
+
+    def _slot(self, key: int) -> int:
+        slot = int(np.searchsorted(self._keys, key))
+        return slot if slot < len(self._keys) and int(self._keys[slot]) == key else -1
+
+    def get(self, key: int) -> np.ndarray:
+        slot = self._slot(key)
+        if slot < 0:
+            return self._terms[:0]
+        return self._terms[self._starts[slot] : self._starts[slot + 1]]
+
+    def sizes(self, keys: list[int]) -> np.ndarray:
+        if not len(self._keys):
+            return np.zeros(len(keys), dtype=np.int64)
+        probe = np.asarray(keys, dtype=np.int64)
+        slots = np.minimum(np.searchsorted(self._keys, probe), len(self._keys) - 1)
+        hit = self._keys[slots] == probe
+        return np.where(hit, self._starts[slots + 1] - self._starts[slots], 0)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._keys.nbytes + self._starts.nbytes + self._terms.nbytes)
+
+
+class CompoundIndex:
+    """Precomputed prefix and substring lookups over a fixed vocabulary."""
+
+    def __init__(self, terms: Sequence[str], vocabulary: Mapping[str, int]) -> None:
+        self._terms = terms
+        self._vocabulary = vocabulary  # term → term number, shared with the caller
+        self._lengths = np.fromiter(map(len, terms), dtype=np.int16, count=len(terms))
+        by_length: dict[int, list[int]] = {}
+        for number, term in enumerate(terms):
+            if is_stem_word(term):
+                by_length.setdefault(len(term), []).append(number)
+        gram_keys, gram_terms, prefix_keys, prefix_terms = [], [], [], []
+        for length in sorted(by_length):  # ascending, so postings list shorter terms first
+            numbers = np.asarray(by_length[length], dtype=np.int32)
+            codes = _term_grams([terms[n] for n in numbers], length)
+            gram_keys.append(codes.ravel())
+            gram_terms.append(np.repeat(numbers, codes.shape[1]))
+            prefix_keys.append(codes[:, 0])
+            prefix_terms.append(numbers)
+        empty = [np.zeros(0, dtype=np.int64)]
+        self._grams = _Postings(
+            np.concatenate(gram_keys or empty), np.concatenate(gram_terms or empty)
+        )
+        self._prefixes = _Postings(
+            np.concatenate(prefix_keys or empty), np.concatenate(prefix_terms or empty)
+        )
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the lookup arrays (the term strings are shared with the caller)."""
+        return self._grams.nbytes + self._prefixes.nbytes + int(self._lengths.nbytes)
+
+    def expand(self, token: str, limit: int = MAX_EXPANSIONS) -> tuple[int, ...]:
+        """Term numbers related to a token by stem or containment, closest length first."""
+        if not is_stem_word(token):
+            return ()
+        terms, found = self._terms, set()
+        found.update(self._prefixes.get(_gram_code(token[:STEM_CHARS]))[:MAX_EXPANSIONS].tolist())
+        # Terms containing the token: walk only its rarest gram's postings, then verify.
+        codes = [_gram_code(token[i : i + STEM_CHARS]) for i in range(len(token) - STEM_CHARS + 1)]
+        sizes = self._grams.sizes(codes)
+        if sizes.min() > 0:
+            postings = self._grams.get(codes[int(np.argmin(sizes))])
+            longer = postings[self._lengths[postings] > len(token)]
+            contained = 0
+            for number in longer[: MAX_EXPANSIONS * _VERIFY_BUDGET].tolist():
+                if token in terms[number]:
+                    found.add(number)
+                    contained += 1
+                    if contained >= MAX_EXPANSIONS:
+                        break
+        # Terms contained in the token: every substring of 6 or more characters.
+        for size in range(STEM_CHARS, len(token)):
+            for start in range(len(token) - size + 1):
+                number = self._vocabulary.get(token[start : start + size])
+                if number is not None:
+                    found.add(number)
+        found.discard(self._vocabulary.get(token, -1))
+        ranked = sorted(found, key=lambda n: (abs(len(terms[n]) - len(token)), terms[n]))
+        return tuple(ranked[:limit])

@@ -1,0 +1,190 @@
+"""Assemble the bounded KB context block that grounds an R42 answer."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from shared.kb.models import KbInputError, RelationLike, TopicLike, kb_hash
+from shared.kb.retrieval import RetrievalIndex
+
+log = logging.getLogger(__name__)
+
+CHARS_PER_TOKEN = 4  # rough for Dutch and English prose; keep budgets conservative
+# With a ~1,500-token preamble the whole system prompt stays under 4,000 tokens.
+DEFAULT_MAX_CONTEXT_TOKENS = 2400
+MIN_CONTEXT_TOKENS = 400
+DESCRIPTION_CHARS = 600
+RELATION_DESCRIPTION_CHARS = 160
+MAX_RELATIONS = 30
+MIN_CONTENT_CHARS = 120  # below this a content excerpt is not worth its heading
+
+TOPICS_HEADING = "Onderwerpen:"
+RELATIONS_HEADING = "Relaties:"
+CONTENT_HEADING = "Inhoud:"
+NO_TOPICS_LINE = "(geen passende onderwerpen gevonden)"
+
+
+@dataclass(frozen=True, slots=True)
+class KbContext:
+    """The context text, the topic ids it covers, the KB hash and its token estimate."""
+
+    text: str
+    topic_ids: tuple[str, ...]
+    kb_hash: str
+    token_estimate: int
+
+
+def estimate_tokens(text: str) -> int:
+    """Rough token count: characters / 4, rounded up."""
+    return -(-len(text) // CHARS_PER_TOKEN)
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[: max(limit - 1, 0)]
+    space = cut.rfind(" ")
+    if space > limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:") + "…"
+
+
+def _clip_block(text: str, limit: int) -> str:
+    """Like _clip but keeps line breaks (content excerpts have headings and paragraphs)."""
+    lines = [" ".join(line.split()) for line in text.strip().splitlines()]
+    kept = "\n".join(line for i, line in enumerate(lines) if line or (i and lines[i - 1]))
+    if len(kept) <= limit:
+        return kept
+    cut = kept[: max(limit - 1, 0)]
+    space = max(cut.rfind(" "), cut.rfind("\n"))
+    if space > limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:\n") + "…"
+
+
+class RelationIndex:
+    """Relations grouped by topic so a context build never scans every relation."""
+
+    __slots__ = ("_by_topic",)
+
+    def __init__(self, relations: Iterable[RelationLike]) -> None:
+        self._by_topic: dict[str, list[RelationLike]] = {}
+        for relation in relations:
+            self._by_topic.setdefault(relation.source, []).append(relation)
+            if relation.target != relation.source:
+                self._by_topic.setdefault(relation.target, []).append(relation)
+
+    def among(self, topic_ids: Iterable[str]) -> list[RelationLike]:
+        """Relations whose both endpoints are in topic_ids, in a stable order."""
+        wanted = set(topic_ids)
+        found: dict[tuple[str, str, str], RelationLike] = {}
+        for topic_id in wanted:
+            for relation in self._by_topic.get(topic_id, ()):
+                if relation.source in wanted and relation.target in wanted:
+                    found.setdefault((relation.source, relation.type, relation.target), relation)
+        return [found[key] for key in sorted(found)]
+
+
+def _topic_map(topics: Mapping[str, TopicLike] | Iterable[TopicLike]) -> Mapping[str, TopicLike]:
+    if isinstance(topics, Mapping):
+        return topics
+    if isinstance(topics, (str, bytes)) or not isinstance(topics, Iterable):
+        raise KbInputError("topics must be a mapping of id → topic or an iterable of topics")
+    return {topic.id: topic for topic in topics}
+
+
+class _Budget:
+    def __init__(self, chars: int) -> None:
+        self.left = chars
+        self.lines: list[str] = []
+
+    def fits(self, *lines: str) -> bool:
+        return sum(len(line) + 1 for line in lines) <= self.left
+
+    def add(self, *lines: str) -> bool:
+        if not self.fits(*lines):
+            return False
+        self.lines.extend(lines)
+        self.left -= sum(len(line) + 1 for line in lines)
+        return True
+
+
+def build_kb_context(
+    question: str,
+    *,
+    index: RetrievalIndex,
+    topics: Mapping[str, TopicLike] | Iterable[TopicLike],
+    relations: RelationIndex | Iterable[RelationLike],
+    contents: Mapping[str, str] | None = None,
+    max_topics: int = 10,
+    max_content_topics: int = 5,
+    content_chars: int = 1000,
+    max_tokens: int = DEFAULT_MAX_CONTEXT_TOKENS,
+) -> KbContext:
+    """Top topics, the relations among them and content excerpts, within max_tokens."""
+    if not isinstance(question, str):
+        raise KbInputError(f"question must be a string, got {type(question).__name__}")
+    limits = {
+        "max_topics": (max_topics, 1),
+        "max_content_topics": (max_content_topics, 0),
+        "content_chars": (content_chars, 0),
+        # Below this not even one topic line (≤ ~800 chars) would fit.
+        "max_tokens": (max_tokens, MIN_CONTEXT_TOKENS),
+    }
+    for name, (value, low) in limits.items():
+        if not isinstance(value, int) or isinstance(value, bool) or value < low:
+            raise KbInputError(f"{name} must be an integer ≥ {low}, got {value!r}")
+    if contents is not None and not isinstance(contents, Mapping):
+        raise KbInputError("contents must be a mapping of topic id → text")
+    by_id = _topic_map(topics)
+    fingerprint = index.fingerprint
+    if len(by_id) != len(index):
+        # A stale index would cite the wrong KB version; pay for the true hash instead.
+        log.warning("retrieval index (%d topics) is stale for a KB of %d", len(index), len(by_id))
+        fingerprint = kb_hash(by_id)
+    suffix = f"[kb_hash: {fingerprint}]"
+    budget = _Budget(max_tokens * CHARS_PER_TOKEN - len(suffix) - 1)
+
+    hits = [hit for hit in index.search(question, k=max_topics) if hit.topic_id in by_id]
+    chosen: list[str] = []
+    budget.add(TOPICS_HEADING)
+    for hit in hits[:max_topics]:
+        topic = by_id[hit.topic_id]
+        line = f"- [{topic.id}] {_clip(topic.label, 160)} ({topic.type})"
+        description = _clip(topic.description or "", DESCRIPTION_CHARS)
+        if not budget.add(f"{line}: {description}" if description else line):
+            break
+        chosen.append(topic.id)
+    if not chosen:
+        budget.add(NO_TOPICS_LINE)
+
+    related = relations if isinstance(relations, RelationIndex) else RelationIndex(relations)
+    lines = []
+    for relation in related.among(chosen)[:MAX_RELATIONS]:
+        line = f"- {relation.source} {relation.type} {relation.target}"
+        note = _clip(relation.description or "", RELATION_DESCRIPTION_CHARS)
+        lines.append(f"{line}: {note}" if note else line)
+    if lines and budget.add("", RELATIONS_HEADING, lines[0]):
+        for line in lines[1:]:
+            if not budget.add(line):
+                break
+
+    verbatim = {hit.topic_id for hit in hits if hit.verbatim}
+    ordered = [t for t in chosen if t in verbatim] + [t for t in chosen if t not in verbatim]
+    contents = contents or {}
+    with_content = [t for t in ordered if str(contents.get(t) or "").strip()]
+    section = ["", CONTENT_HEADING]
+    for topic_id in with_content[:max_content_topics] if content_chars else ():
+        heading = f"## {_clip(by_id[topic_id].label, 160)} [{topic_id}]"
+        overhead = sum(len(line) + 1 for line in (*section, heading)) + 1
+        room = min(content_chars, budget.left - overhead)
+        if room < MIN_CONTENT_CHARS:
+            break
+        budget.add(*section, heading, _clip_block(str(contents[topic_id]), room))
+        section = []
+
+    text = "\n".join([*budget.lines, suffix])
+    return KbContext(text, tuple(chosen), fingerprint, estimate_tokens(text))
