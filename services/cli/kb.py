@@ -1,10 +1,198 @@
-"""CLI commands: kb (filled in by its issue)."""
+"""CLI commands: `r42 kb import|export|stats`, working directly on the configured store."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import os
+import tempfile
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Annotated, Any, NoReturn, TypeVar
+
 import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from shared.config import build_settings
+from shared.errors import R42Error
+from shared.store import (
+    ImportRejectedError,
+    RowProblem,
+    Store,
+    describe_validation,
+    export_kb,
+    import_kb,
+    kb_stats,
+    open_store,
+    read_kb_file,
+    redact_url,
+)
+
+T = TypeVar("T")
+
+StoreOption = Annotated[
+    str | None,
+    typer.Option(
+        "--store",
+        help="Store URL (sqlite:///ABS/PATH or mongodb://…); default: R42_STORE or the data dir.",
+        show_default=False,
+    ),
+]
+
+
+def store_url(option: str | None) -> str:
+    """The store URL: --store, else the settings (R42_STORE or the SQLite file in the data dir)."""
+    if option:
+        return option
+    try:
+        return build_settings().store_url
+    except ValidationError as exc:
+        fail(f"invalid settings: {describe_validation(exc)}")
+
+
+def run_on_store(url: str, action: Callable[[Store], Awaitable[T]]) -> T:
+    """Open the store, run action, close; R42 errors become a clean message and exit code 1."""
+
+    async def main() -> T:
+        store = await open_store(url)
+        try:
+            return await action(store)
+        finally:
+            await store.close()
+
+    try:
+        return asyncio.run(main())
+    except ImportRejectedError as exc:
+        Console(stderr=True, highlight=False).print(
+            problems_table(exc.problems, title=f"Rejected {len(exc.problems)} invalid row(s)")
+        )
+        fail(str(exc))
+    except R42Error as exc:
+        fail(str(exc))
+
+
+def fail(message: str, *, code: int = 1) -> NoReturn:
+    """Print an error to stderr and exit (never returns)."""
+    Console(stderr=True, highlight=False, soft_wrap=True).print(
+        Text(f"error: {message}", style="red")
+    )
+    raise typer.Exit(code)
+
+
+def problems_table(problems: list[RowProblem], *, title: str) -> Table:
+    """The rejected rows as a table: section, row index, id, reason."""
+    table = Table(title=title, title_justify="left")
+    table.add_column("section")
+    table.add_column("row", justify="right")
+    table.add_column("id")
+    table.add_column("reason", overflow="fold")
+    for problem in problems:
+        table.add_row(
+            problem.section, str(problem.index), Text(problem.ident), Text(problem.reason)
+        )
+    return table
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write a file via a temp file and rename, so a failed export never leaves half a file."""
+    if not path.parent.is_dir():
+        fail(f"cannot write {path}: directory {path.parent} does not exist")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def import_command(
+    file: Annotated[Path, typer.Argument(help='JSON file {"topics": [...], "relations": [...]}')],
+    skip_invalid: Annotated[
+        bool, typer.Option("--skip-invalid", help="Import the valid rows, report the others.")
+    ] = False,
+    store: StoreOption = None,
+) -> None:
+    """Import topics and relations from a JSON file (all rows validated first)."""
+    try:
+        doc = read_kb_file(file)
+    except R42Error as exc:
+        fail(str(exc))
+    url = store_url(store)
+    err = Console(stderr=True, highlight=False)
+    plan = run_on_store(url, lambda s: import_kb(s, doc, skip_invalid=skip_invalid))
+    if plan.problems:
+        err.print(
+            problems_table(plan.problems, title=f"Skipped {len(plan.problems)} invalid row(s)")
+        )
+    Console(highlight=False, soft_wrap=True, markup=False).print(
+        f"imported {len(plan.topics)} topic(s) and {len(plan.relations)} relation(s) "
+        f"into {redact_url(url)}"
+    )
+
+
+def export_command(
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write to FILE instead of stdout.")
+    ] = None,
+    store: StoreOption = None,
+) -> None:
+    """Export the whole graph as JSON (the import format; import ∘ export round-trips)."""
+    url = store_url(store)
+    doc: dict[str, Any] = run_on_store(url, export_kb)
+    text = json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+    if out is None:
+        typer.echo(text, nl=False)
+        return
+    try:
+        write_atomically(out, text)
+    except OSError as exc:
+        fail(f"cannot write {out}: {exc.strerror}")
+    Console(stderr=True, highlight=False, soft_wrap=True, markup=False).print(
+        f"exported {len(doc['topics'])} topic(s) and {len(doc['relations'])} relation(s) to {out}"
+    )
+
+
+def stats_command(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+    store: StoreOption = None,
+) -> None:
+    """Counts of topics by type and relevance, relations by type, sources by status."""
+    stats = run_on_store(store_url(store), kb_stats)
+    if as_json:
+        typer.echo(stats.model_dump_json(indent=2))
+        return
+    console = Console(highlight=False)
+    console.print(Text(f"topics: {stats.topics.total}"))
+    for title, counts in (
+        ("Topics by type", stats.topics.by_type),
+        ("Topics by learning relevance", stats.topics.by_relevance),
+        ("Relations by type", stats.relations_by_type),
+        ("Sources by status", stats.sources_by_status),
+    ):
+        table = Table(title=title, title_justify="left")
+        table.add_column("value")
+        table.add_column("count", justify="right")
+        for key, count in sorted(counts.items()):
+            table.add_row(Text(key), str(count))
+        if not counts:
+            table.add_row(Text("(none)", style="dim"), "0")
+        console.print(table)
 
 
 def register(app: typer.Typer) -> None:
     """Register the kb commands on the root app."""
-    del app
+    kb = typer.Typer(
+        name="kb",
+        help="Import, export and inspect the knowledge graph in the store.",
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+    )
+    kb.command("import")(import_command)
+    kb.command("export")(export_command)
+    kb.command("stats")(stats_command)
+    app.add_typer(kb, name="kb")

@@ -1,0 +1,168 @@
+"""One SQLite connection driven from a dedicated worker thread, with explicit transactions."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from functools import partial
+from pathlib import Path
+from typing import Any, TypeVar
+
+from shared.errors import (
+    BadInputError,
+    R42Error,
+    StoreCorruptError,
+    StoreError,
+    StoreUnavailableError,
+)
+from shared.store._common import normalise_time
+
+T = TypeVar("T")
+
+MEMORY = ":memory:"
+_CORRUPT_MARKERS = ("not a database", "malformed", "corrupt", "unable to open")
+_BUSY_MARKERS = ("locked", "busy")
+
+
+def to_text(value: datetime | None) -> str | None:
+    """A datetime as fixed-width ISO text (sorts chronologically)."""
+    if value is None:
+        return None
+    return normalise_time(value).isoformat(timespec="milliseconds")
+
+
+def from_text(value: str | None) -> datetime | None:
+    """Parse what to_text wrote."""
+    return None if value is None else datetime.fromisoformat(value)
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON for a column."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def loads_or_none(value: str | None) -> Any:
+    """Parse a nullable JSON column."""
+    return None if value is None else json.loads(value)
+
+
+class SqliteDb:
+    """A connection used only from its own thread, so awaiting callers never block the loop.
+
+    Every write runs in `BEGIN IMMEDIATE`: the write lock is taken up front, so a
+    read-modify-write cannot fail half-way with SQLITE_BUSY when another process writes;
+    the busy timeout makes writers from several processes queue instead of failing.
+    """
+
+    def __init__(self, path: str, *, busy_timeout_s: float = 30.0) -> None:
+        self.path = path
+        self.busy_timeout_s = busy_timeout_s
+        self._conn: sqlite3.Connection | None = None
+        self._executor: ThreadPoolExecutor | None = None
+
+    @property
+    def label(self) -> str:
+        """How the database is named in messages."""
+        return "in-memory SQLite store" if self.path == MEMORY else f"SQLite store at {self.path}"
+
+    async def open(self) -> None:
+        """Create the worker thread and connect (WAL, busy timeout)."""
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="r42-sqlite")
+        try:
+            await self._submit(self._connect)
+        except BaseException:
+            await self.close()
+            raise
+
+    def _connect(self) -> None:
+        if self.path != MEMORY:
+            parent = Path(self.path).parent
+            try:
+                parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreCorruptError(f"cannot create the data dir {parent}: {exc}") from exc
+            if Path(self.path).is_dir():
+                raise StoreCorruptError(f"{self.label} cannot be read: it is a directory")
+        conn = sqlite3.connect(
+            self.path,
+            timeout=self.busy_timeout_s,
+            isolation_level=None,  # we issue BEGIN/COMMIT ourselves
+            cached_statements=256,
+        )
+        try:
+            if self.path != MEMORY:
+                conn.execute("PRAGMA journal_mode=WAL").fetchone()
+                # NORMAL is crash-safe in WAL mode (a power cut may lose the last commits only).
+                conn.execute("PRAGMA synchronous=NORMAL")
+            # Touch the schema so a corrupt or foreign file fails here, not at first use.
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except BaseException:
+            conn.close()
+            raise
+        self._conn = conn
+
+    async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run fn(conn) in a read transaction (one consistent snapshot)."""
+        return await self._submit(partial(self._in_transaction, "BEGIN", fn))
+
+    async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run fn(conn) in a write transaction; any exception rolls everything back."""
+        return await self._submit(partial(self._in_transaction, "BEGIN IMMEDIATE", fn))
+
+    def _in_transaction(self, begin: str, fn: Callable[[sqlite3.Connection], T]) -> T:
+        conn = self._conn
+        if conn is None:
+            raise StoreError(f"{self.label} is closed")
+        conn.execute(begin)
+        try:
+            result = fn(conn)
+            conn.execute("COMMIT")
+            return result
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    async def _submit(self, fn: Callable[[], T]) -> T:
+        if self._executor is None:
+            raise StoreError(f"{self.label} is closed")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, partial(self._guarded, fn))
+
+    def _guarded(self, fn: Callable[[], T]) -> T:
+        try:
+            return fn()
+        except R42Error:
+            raise
+        except sqlite3.Error as exc:
+            raise self._translate(exc) from exc
+
+    def _translate(self, exc: sqlite3.Error) -> R42Error:
+        text = str(exc).lower()
+        if isinstance(exc, sqlite3.IntegrityError):
+            return BadInputError(f"rejected by a store constraint: {exc}")
+        if any(marker in text for marker in _BUSY_MARKERS):
+            return StoreUnavailableError(
+                f"{self.label} stayed locked by another writer for "
+                f"{self.busy_timeout_s:g} s; try again"
+            )
+        if isinstance(exc, sqlite3.DatabaseError) and any(m in text for m in _CORRUPT_MARKERS):
+            return StoreCorruptError(
+                f"{self.label} cannot be read ({exc}); restore it from a backup or move it "
+                "aside to start empty"
+            )
+        return StoreError(f"{self.label} failed: {exc}")
+
+    async def close(self) -> None:
+        """Close the connection and stop the worker thread."""
+        executor, self._executor = self._executor, None
+        if executor is None:
+            return
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            await asyncio.get_running_loop().run_in_executor(executor, conn.close)
+        executor.shutdown(wait=False)

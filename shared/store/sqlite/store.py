@@ -1,0 +1,80 @@
+"""The SQLite store: the embedded default, one file in the data dir."""
+
+from __future__ import annotations
+
+from types import TracebackType
+
+from shared.store.models import ChunkMark, KbChangeResult, KbChanges
+from shared.store.sqlite.content import SqliteContent, SqliteQuizBanks
+from shared.store.sqlite.db import SqliteDb
+from shared.store.sqlite.kb import SqliteRelations, SqliteTopics, apply_changes
+from shared.store.sqlite.migrations import current_version, migrate
+from shared.store.sqlite.ops import (
+    SqliteCurriculum,
+    SqliteHandbookSync,
+    SqliteLlmCalls,
+    SqliteSettings,
+)
+from shared.store.sqlite.quiz import SqliteQuizAttempts, SqliteScores
+from shared.store.sqlite.social import SqliteSuggestions, SqliteThreads
+from shared.store.sqlite.sources import SqliteSources, SqliteSourceTexts
+
+
+class SqliteStore:
+    """Store on one SQLite file (WAL, safe with several writing processes)."""
+
+    backend = "sqlite"
+
+    def __init__(self, path: str, *, busy_timeout_s: float = 30.0) -> None:
+        self.db = SqliteDb(path, busy_timeout_s=busy_timeout_s)
+        self.topics = SqliteTopics(self.db)
+        self.relations = SqliteRelations(self.db)
+        self.sources = SqliteSources(self.db)
+        self.source_texts = SqliteSourceTexts(self.db)
+        self.content = SqliteContent(self.db)
+        self.quiz_banks = SqliteQuizBanks(self.db)
+        self.quiz_attempts = SqliteQuizAttempts(self.db)
+        self.scores = SqliteScores(self.db)
+        self.threads = SqliteThreads(self.db)
+        self.suggestions = SqliteSuggestions(self.db)
+        self.llm_calls = SqliteLlmCalls(self.db)
+        self.handbook_sync = SqliteHandbookSync(self.db)
+        self.curriculum = SqliteCurriculum(self.db)
+        self.settings = SqliteSettings(self.db)
+
+    @classmethod
+    async def open(cls, path: str, *, busy_timeout_s: float = 30.0) -> SqliteStore:
+        """Open (creating if needed) and migrate the store at path."""
+        store = cls(path, busy_timeout_s=busy_timeout_s)
+        await store.db.open()
+        try:
+            await store.db.write(migrate)
+        except BaseException:
+            await store.close()
+            raise
+        return store
+
+    async def apply_kb_changes(
+        self, changes: KbChanges, *, chunk: ChunkMark | None = None
+    ) -> KbChangeResult:
+        """Apply a graph change in one BEGIN IMMEDIATE transaction (all or nothing)."""
+        return await self.db.write(lambda conn: apply_changes(conn, changes, chunk))
+
+    async def schema_version(self) -> int:
+        """The migration version the store is at."""
+        return await self.db.read(current_version)
+
+    async def close(self) -> None:
+        """Close the connection and its worker thread."""
+        await self.db.close()
+
+    async def __aenter__(self) -> SqliteStore:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()

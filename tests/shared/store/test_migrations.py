@@ -1,0 +1,181 @@
+"""Migrations bring a legacy (v0) SQLite file up to date, once."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from shared.store import open_store
+from shared.store.sqlite import LATEST_VERSION
+
+LEGACY_V0 = """
+CREATE TABLE topics (id TEXT PRIMARY KEY, label TEXT NOT NULL, type TEXT NOT NULL,
+    description TEXT NOT NULL DEFAULT '', learning_relevance TEXT NOT NULL DEFAULT 'standard',
+    metadata TEXT NOT NULL DEFAULT '{}', created_at TEXT, updated_at TEXT);
+CREATE TABLE relations (source TEXT NOT NULL, target TEXT NOT NULL, type TEXT NOT NULL,
+    description TEXT, PRIMARY KEY (source, target, type));
+CREATE TABLE quiz_banks (topic_id TEXT PRIMARY KEY, questions TEXT NOT NULL DEFAULT '[]',
+    updated_at TEXT);
+"""
+
+
+def make_legacy(path: Path) -> None:
+    with sqlite3.connect(path) as conn:
+        conn.executescript(LEGACY_V0)
+        conn.executemany(
+            "INSERT INTO topics (id, label, type, learning_relevance, metadata) "
+            "VALUES (?, ?, ?, ?, ?)",
+            [
+                ("product-owner", "Product owner", "role", "core", '{"source": "seed"}'),
+                ("scrum-master", "Scrum master", "role", "standard", "{}"),
+                ("sprint-review", "Sprint review", "process", "standard", "{}"),
+                ("backlog-refinement", "Backlog refinement", "process", "peripheral", "{}"),
+            ],
+        )
+        conn.executemany(
+            "INSERT INTO relations VALUES (?, ?, ?, ?)",
+            [
+                # role executes process -> process executed_by role
+                ("product-owner", "sprint-review", "executes", "leads it"),
+                ("scrum-master", "backlog-refinement", "executes", None),
+                # ... whose swapped form already exists: keep the existing one only
+                ("scrum-master", "sprint-review", "executes", "legacy text"),
+                ("sprint-review", "scrum-master", "executed_by", "kept"),
+                ("sprint-review", "backlog-refinement", "related_to", None),
+            ],
+        )
+        questions = [
+            {"text": "Who leads the sprint review?", "options": ["PO", "SM"], "correct_index": 0},
+            {"text": "Hard one", "options": ["a", "b"], "correct_index": 1, "difficulty": "hard",
+             "key": "hard one"},
+        ]  # fmt: skip
+        conn.execute(
+            "INSERT INTO quiz_banks VALUES (?, ?, ?)",
+            ("sprint-review", json.dumps(questions), None),
+        )
+
+
+async def test_legacy_database_is_normalised(tmp_path: Path) -> None:
+    path = tmp_path / "legacy.db"
+    make_legacy(path)
+    store = await open_store(f"sqlite:///{path}")
+    try:
+        assert await store.schema_version() == LATEST_VERSION
+        topics = {t.id: t for t in await store.topics.list()}
+        assert len(topics) == 4
+        assert all(t.relevance_locked is False for t in topics.values())
+        assert topics["product-owner"].learning_relevance == "core"
+        assert topics["product-owner"].metadata.source == "seed"
+        relations = {r.key.as_tuple(): r.description for r in await store.relations.list()}
+        assert relations == {
+            ("sprint-review", "product-owner", "executed_by"): "leads it",
+            ("backlog-refinement", "scrum-master", "executed_by"): None,
+            ("sprint-review", "scrum-master", "executed_by"): "kept",
+            ("sprint-review", "backlog-refinement", "related_to"): None,
+        }
+        bank = await store.quiz_banks.get("sprint-review")
+        assert bank is not None
+        assert [(q.key, q.difficulty) for q in bank.questions] == [
+            ("who leads the sprint review", "medium"),
+            ("hard one", "hard"),
+        ]
+        # New collections exist and work on the migrated file.
+        await store.settings.set("migrated", True)
+    finally:
+        await store.close()
+    with sqlite3.connect(path) as conn:
+        raw = json.loads(conn.execute("SELECT questions FROM quiz_banks").fetchone()[0])
+        assert raw[0]["difficulty"] == "medium"  # persisted, not only defaulted on read
+        history = conn.execute("SELECT version FROM schema_version ORDER BY version").fetchall()
+    assert [v for (v,) in history] == list(range(1, LATEST_VERSION + 1))
+
+
+async def test_migrating_again_is_a_no_op(tmp_path: Path) -> None:
+    path = tmp_path / "legacy.db"
+    make_legacy(path)
+    first = await open_store(f"sqlite:///{path}")
+    await first.close()
+
+    def snapshot() -> list[object]:
+        with sqlite3.connect(path) as conn:
+            return [
+                conn.execute("SELECT * FROM schema_version ORDER BY version").fetchall(),
+                conn.execute("SELECT * FROM topics ORDER BY id").fetchall(),
+                conn.execute("SELECT * FROM relations ORDER BY source, target, type").fetchall(),
+                conn.execute("SELECT * FROM quiz_banks").fetchall(),
+            ]
+
+    before = snapshot()
+    again = await open_store(f"sqlite:///{path}")
+    assert await again.schema_version() == LATEST_VERSION
+    await again.close()
+    assert snapshot() == before
+
+
+async def test_fresh_database_gets_every_version(tmp_path: Path) -> None:
+    path = tmp_path / "fresh.db"
+    store = await open_store(f"sqlite:///{path}")
+    await store.close()
+    with sqlite3.connect(path) as conn:
+        versions = [
+            v for (v,) in conn.execute("SELECT version FROM schema_version ORDER BY version")
+        ]
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(topics)")}
+        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+    assert versions == list(range(1, LATEST_VERSION + 1))
+    assert "relevance_locked" in columns
+    assert mode == "wal"
+
+
+async def test_mongodb_legacy_database_is_normalised(mongodb_url: str) -> None:
+    import uuid
+
+    from pymongo import AsyncMongoClient
+
+    from shared.store.mongo import LATEST_VERSION as MONGO_LATEST
+    from shared.store.mongo import MongoStore
+
+    name = f"r42_legacy_{uuid.uuid4().hex[:10]}"
+    client: AsyncMongoClient[dict[str, object]] = AsyncMongoClient(mongodb_url, tz_aware=True)
+    try:
+        db = client[name]
+        await db["topics"].insert_many(
+            [{"_id": "product-owner", "label": "PO", "type": "role"},
+             {"_id": "sprint-review", "label": "Review", "type": "process"},
+             {"_id": "scrum-master", "label": "SM", "type": "role"}]
+        )  # fmt: skip
+        await db["relations"].insert_many(
+            [{"_id": "product-owner|sprint-review|executes", "source": "product-owner",
+              "target": "sprint-review", "type": "executes", "description": "leads"},
+             {"_id": "scrum-master|sprint-review|executes", "source": "scrum-master",
+              "target": "sprint-review", "type": "executes", "description": "legacy"},
+             {"_id": "sprint-review|scrum-master|executed_by", "source": "sprint-review",
+              "target": "scrum-master", "type": "executed_by", "description": "kept"}]
+        )  # fmt: skip
+        await db["quiz_banks"].insert_one(
+            {"_id": "sprint-review",
+             "questions": [{"text": "Who leads it?", "options": ["PO", "SM"], "correct_index": 0}]}
+        )  # fmt: skip
+        for _ in range(2):  # the second open is a no-op
+            store = await MongoStore.open(mongodb_url, database=name)
+            try:
+                assert await store.schema_version() == MONGO_LATEST
+                assert all(not t.relevance_locked for t in await store.topics.list())
+                relations = {r.key.as_tuple(): r.description for r in await store.relations.list()}
+                assert relations == {
+                    ("sprint-review", "product-owner", "executed_by"): "leads",
+                    ("sprint-review", "scrum-master", "executed_by"): "kept",
+                }
+                bank = await store.quiz_banks.get("sprint-review")
+                assert bank is not None
+                assert [(q.key, q.difficulty) for q in bank.questions] == [
+                    ("who leads it", "medium")
+                ]
+            finally:
+                await store.close()
+        raw = await db["quiz_banks"].find_one({"_id": "sprint-review"})
+        assert raw is not None and raw["questions"][0]["difficulty"] == "medium"
+    finally:
+        await client.drop_database(name)
+        await client.close()
