@@ -27,6 +27,7 @@ from shared.bus.events import (
     QuizAnswered,
     QuizReady,
     QuizRequested,
+    QuizScored,
     SourceCancelled,
     SourceCompleted,
     SourceFailed,
@@ -55,6 +56,7 @@ FLOWS: dict[type[Event], tuple[tuple[str, ...], tuple[str, ...]]] = {
     QuizRequested: (("gateway",), ("quiz",)),
     QuizReady: (("quiz",), ("gateway",)),
     QuizAnswered: (("gateway",), ("quiz",)),
+    QuizScored: (("quiz",), ("gateway",)),
     LLMCallLogged: (("every service",), ("telemetry sink",)),
     DeadLetter: (("any consumer",), ("ops",)),
 }

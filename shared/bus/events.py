@@ -247,6 +247,26 @@ class QuizAnswered(Event):
     reply_to: ReplyTo
 
 
+class QuizScored(Event):
+    """An answer was scored: right or wrong, the explanation, and the next question or the end."""
+
+    SUBJECT: ClassVar[str] = "quiz.scored"
+
+    attempt_id: Id
+    user_id: Id
+    week: Week
+    question_index: NonNegativeInt
+    question_count: NonNegativeInt
+    correct: bool
+    correct_index: NonNegativeInt
+    explanation: str = Field(default="", max_length=4000)
+    duplicate: bool = Field(default=False, description="The answer was already scored before")
+    next_question: dict[str, Any] | None = None
+    finished: bool = False
+    score: NonNegativeInt = 0
+    reply_to: ReplyTo
+
+
 # -- operations -----------------------------------------------------------------------------
 
 
@@ -303,6 +323,7 @@ EVENT_MODELS: tuple[type[Event], ...] = (
     QuizRequested,
     QuizReady,
     QuizAnswered,
+    QuizScored,
     LLMCallLogged,
 )
 """Every model with a fixed subject (DeadLetter's subject is derived per message)."""

@@ -25,6 +25,7 @@ from shared.bus import (
     QuizAnswered,
     QuizReady,
     QuizRequested,
+    QuizScored,
     SourceCancelled,
     SourceCompleted,
     SourceFailed,
@@ -71,6 +72,9 @@ SAMPLES: dict[type[Event], dict[str, Any]] = {
                                      "reply_to": REPLY},
     QuizAnswered: {"attempt_id": "a1", "user_id": "U1",
                                         "question_index": 2, "choice_index": 1, "reply_to": REPLY},
+    QuizScored: {"attempt_id": "a1", "user_id": "U1", "week": "2026-W48", "question_index": 2,
+                 "question_count": 10, "correct": True, "correct_index": 1,
+                 "explanation": "Omdat het zo in het handboek staat.", "reply_to": REPLY},
     LLMCallLogged: {"record": LLMCallRecord(
         task="extract", model="claude-haiku-4-5", tier="fast", duration_ms=812.5, ok=True,
         input_tokens=1200, output_tokens=300, cost_usd=0.0027).model_dump(mode="json")},
@@ -96,7 +100,7 @@ ALL_MODELS = [*EVENT_MODELS, DeadLetter]
 def test_every_registered_subject_has_a_sample_and_a_model() -> None:
     assert set(SAMPLES) == set(ALL_MODELS)
     assert set(REGISTRY) == {m.SUBJECT for m in EVENT_MODELS}
-    assert len(REGISTRY) == 15  # DESIGN.md's Events table
+    assert len(REGISTRY) == 16  # DESIGN.md's Events table plus quiz.scored (quiz → gateway)
     assert all(model_for_subject(m.SUBJECT) is m for m in EVENT_MODELS)
     assert model_for_subject("failed.quiz.ready") is DeadLetter
     with pytest.raises(BadInputError):

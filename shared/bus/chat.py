@@ -1,0 +1,90 @@
+"""Request/reply contracts of the r42 chat service (`rpc.r42.*`), shared by gateway and CLI."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from shared.bus.events import KbDelta
+
+CHAT_SUBJECT = "rpc.r42.chat"
+"""One chat turn: ChatRequest → ChatReply."""
+PROPOSAL_SUBJECT = "rpc.r42.proposal"
+"""A user's Yes / No on a proposal chip: ProposalDecisionRequest → ProposalDecisionReply."""
+CLEAR_SUBJECT = "rpc.r42.clear"
+"""Wipe a user's thread: ClearRequest → ClearReply."""
+
+MAX_MESSAGE_CHARS = 20_000
+"""Longer chat messages are truncated (with a notice) by the service, not rejected."""
+
+
+class _Rpc(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ChatRequest(_Rpc):
+    """One user message to R42; the gateway sets is_admin from the server-side admin list."""
+
+    user_id: str = Field(min_length=1, max_length=200)
+    user_name: str = Field(default="", max_length=200)
+    is_admin: bool = False
+    text: str = Field(max_length=200_000)
+    correlation_id: str | None = Field(default=None, max_length=200)
+
+
+class SourceRef(_Rpc):
+    """A topic the answer used."""
+
+    id: str
+    label: str
+
+
+class Proposal(_Rpc):
+    """A validated, pending knowledge-graph edit the user may confirm."""
+
+    id: str
+    delta: KbDelta
+    summary: str = Field(default="", max_length=3000)
+
+
+class ChatReply(_Rpc):
+    """R42's answer: text, the topics it used, and an optional proposal."""
+
+    text: str
+    sources: list[SourceRef] = Field(default_factory=list)
+    proposal: Proposal | None = None
+    refused: bool = Field(default=False, description="Refused without an LLM call (quiz active)")
+    error_ref: str | None = Field(default=None, description="Reference id of a failed turn")
+    offline: bool = False
+    truncated_input: bool = False
+
+
+class ProposalDecisionRequest(_Rpc):
+    """A user's Yes / No on a proposal; admins apply at once, others queue for review."""
+
+    proposal_id: str = Field(min_length=1, max_length=200)
+    user_id: str = Field(min_length=1, max_length=200)
+    is_admin: bool = False
+    accept: bool
+
+
+class ProposalDecisionReply(_Rpc):
+    """What happened to the proposal."""
+
+    status: Literal["applied", "pending_review", "declined", "not_found", "already_decided"]
+    suggestion_id: str | None = None
+    message: str = ""
+
+
+class ClearRequest(_Rpc):
+    """Wipe a user's conversation."""
+
+    user_id: str = Field(min_length=1, max_length=200)
+
+
+class ClearReply(_Rpc):
+    """The thread was cleared and reseeded with the greeting."""
+
+    removed: int
+    greeting: str
