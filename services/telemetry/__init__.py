@@ -1,0 +1,1 @@
+"""Telemetry service: persists every `llm.call.logged` event into the llm_calls collection."""
