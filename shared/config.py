@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -38,6 +38,10 @@ class Settings(BaseSettings):
     model_reasoning: str = DEFAULT_MODEL_REASONING
     llm_timeout_s: float = 60.0
     limiter: Literal["nats", "local", "off"] = "nats"
+    limits: dict[str, Any] = Field(
+        default_factory=dict, description="LimiterConfig overrides as JSON (R42_LIMITS)"
+    )
+    limiter_bucket: str = "r42_limits"
 
     # Slack
     slack_bot_token: SecretStr | None = Field(

@@ -15,7 +15,7 @@ from faststream.nats import NatsBroker
 
 from shared.config import Settings, build_settings
 from shared.errors import ConfigError, R42Error
-from shared.llm import Limiter, configure_llm, open_limiter, reset_llm
+from shared.llm import Limiter, LimiterConfig, configure_llm, open_limiter, reset_llm
 from shared.store import Store, open_store
 
 log = logging.getLogger(__name__)
@@ -69,7 +69,12 @@ async def start_service(
     url = resolve_nats_url(settings)
     broker = build_broker(url, name=f"r42-{name}")
     store = await open_store(settings.store_url)
-    limiter = await open_limiter(mode=settings.limiter, nats_url=url)
+    limiter = await open_limiter(
+        mode=settings.limiter,
+        nats_url=url,
+        config=LimiterConfig.model_validate(settings.limits) if settings.limits else None,
+        bucket=settings.limiter_bucket,
+    )
     sink = BusTelemetrySink(broker, actor=name, namespace=namespace)
     configure_llm(settings, sink=sink, limiter=limiter)
     ctx = ServiceContext(
