@@ -1,10 +1,248 @@
-"""CLI commands: up (filled in by its issue)."""
+"""`r42 up`: NATS, every service under a supervisor, and the console chat, in one command."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import signal
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
 import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.text import Text
+
+from shared.config import Settings, build_settings
+from shared.errors import R42Error
+from shared.runtime import (
+    EmbeddedRuntime,
+    RuntimeState,
+    ServiceSpec,
+    SupervisorEvent,
+    display_url,
+)
+
+if TYPE_CHECKING:
+    from services.registry import ConsoleRun
+
+EXIT_USAGE = 2
+EXIT_FAILED = 1
+
+
+def llm_summary(settings: Settings) -> str:
+    """Which LLM backend answers, without ever showing the key."""
+    if settings.llm_provider == "offline":
+        why = "R42_LLM=offline" if settings.llm == "offline" else "no ANTHROPIC_API_KEY"
+        return f"offline ({why}): deterministic answers, marked as offline"
+    models = f"{settings.model_fast}, {settings.model_standard}, {settings.model_reasoning}"
+    where = (
+        f" via {display_url(settings.anthropic_base_url)}" if settings.anthropic_base_url else ""
+    )
+    warn = "" if settings.anthropic_api_key else " — but ANTHROPIC_API_KEY is not set!"
+    return f"anthropic (fast/standard/reasoning: {models}){where}{warn}"
+
+
+def banner(
+    *, settings: Settings, state: RuntimeState, runtime: EmbeddedRuntime, console_note: str
+) -> list[tuple[str, str]]:
+    """The 'where things are' lines printed once everything runs."""
+    if state.nats_pid:
+        nats = f"{state.nats_url} (embedded, store {state.nats_store})"
+    else:
+        nats = f"{display_url(state.nats_url)} (external, from NATS_URL)"
+    services = ", ".join(f"{n} (pid {p})" for n, p in state.services.items())
+    rows = [
+        ("data dir", state.data_dir),
+        ("NATS", nats),
+        ("store", display_url(settings.store_url)),
+        ("LLM", llm_summary(settings)),
+        ("services", services or "none yet: no service package has a __main__ module"),
+        ("logs", f"{runtime.logs_dir}/<service>.log" if state.services else "-"),
+        ("console", console_note),
+    ]
+    if runtime.stream_actions:
+        counts: dict[str, int] = {}
+        for action in runtime.stream_actions.values():
+            counts[action] = counts.get(action, 0) + 1
+        rows.insert(2, ("streams", ", ".join(f"{n} {a}" for a, n in sorted(counts.items()))))
+    return rows
+
+
+def console_choice(settings: Settings, *, wanted: bool) -> tuple[ConsoleRun | None, str]:
+    """The console entry to run (or None) and a line saying why."""
+    if not wanted:
+        return None, "off (--no-console)"
+    if not sys.stdin.isatty():
+        return None, "off (stdin is not a terminal)"
+    if settings.slack_bot_token and settings.slack_app_token:
+        return None, "off: Slack tokens are set, R42 answers in Slack"
+    from services.registry import resolve_console
+
+    try:
+        run = resolve_console()
+    except R42Error as exc:
+        return None, f"unavailable: {exc}"
+    if run is None:
+        return None, "not available yet (the gateway's console is not installed)"
+    return run, "below: type a question, /help for commands"
+
+
+class _Reporter:
+    """Prints supervisor events that matter to a person watching the terminal."""
+
+    def __init__(self, err: Console) -> None:
+        self.err = err
+        self.seen: set[str] = set()
+
+    def __call__(self, event: SupervisorEvent) -> None:
+        name = event.service
+        if event.kind == "started":
+            if name in self.seen:
+                self._say(f"[{name}] restarted (pid {event.pid})", "green")
+            self.seen.add(name)
+        elif event.kind == "exited":
+            self._say(f"[{name}] {event.message}", "yellow")
+        elif event.kind == "restarting":
+            self._say(f"[{name}] restarting in {event.delay_s:g} s", "yellow")
+        elif event.kind == "gave_up":
+            self._say(f"[{name}] {event.message}", "bold red")
+        elif event.kind == "killed":
+            self._say(f"[{name}] did not stop in time; killed", "red")
+
+    def _say(self, text: str, style: str) -> None:
+        self.err.print(Text(text, style=style), soft_wrap=True)
+
+
+async def _until_stopped(
+    *, settings: Settings, runtime: EmbeddedRuntime, state: RuntimeState, console: bool,
+    stop: asyncio.Event, out: Console, err: Console,
+) -> int:  # fmt: skip
+    """Say where things are, open the console if there is one, wait for the end."""
+    for note in runtime.notes:
+        err.print(Text(note, style="yellow"), soft_wrap=True)
+    run, console_note = console_choice(settings, wanted=console)
+    out.print(Text("R42 is up", style="bold green"))
+    rows = banner(settings=settings, state=state, runtime=runtime, console_note=console_note)
+    for key, value in rows:
+        out.print(Text.assemble((f"  {key:<9} ", "bold"), value), soft_wrap=True)
+    watch = "run `r42 events tail` in another terminal to watch the event stream"
+    if run is None:
+        out.print(f"Running headless; {watch}. Ctrl-C or SIGTERM stops everything.", soft_wrap=True)
+        await stop.wait()
+        return 0
+    out.print(f"Next: ask something below, or {watch}. Ctrl-C stops everything.", soft_wrap=True)
+    live = settings.model_copy(update={"nats_url": state.nats_url})
+    console_task = asyncio.create_task(run(settings=live))
+    stop_task = asyncio.create_task(stop.wait())
+    try:
+        await asyncio.wait({console_task, stop_task}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stop_task.cancel()
+        if not console_task.done():
+            console_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await console_task
+    if not console_task.cancelled() and console_task.exception() is not None:
+        exc = console_task.exception()
+        err.print(Text(f"console failed: {exc!r}", style="bold red"), soft_wrap=True)
+        return EXIT_FAILED
+    return 0
+
+
+async def serve(
+    *, settings: Settings, services: tuple[ServiceSpec, ...], console: bool, out: Console,
+    err: Console,
+) -> int:  # fmt: skip
+    """Start everything, wait for Ctrl-C / SIGTERM (or the console to end), stop everything."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    runtime = EmbeddedRuntime(
+        data_dir=settings.data_dir, services=services, nats_url=settings.nats_url,
+        on_event=_Reporter(err),
+    )  # fmt: skip
+    signals = 0
+
+    def on_signal() -> None:
+        nonlocal signals
+        signals += 1
+        if signals == 1:
+            stop.set()
+        else:
+            err.print("second interrupt: killing services now", style="red")
+            runtime.kill()
+
+    handled = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    for sig in handled:
+        loop.add_signal_handler(sig, on_signal)
+    try:
+        # A signal during start-up is honoured right after it: cancelling mid-way could
+        # leave a nats-server starting in a worker thread with nobody to stop it.
+        try:
+            state = await runtime.start()
+        except R42Error as exc:
+            err.print(Text(f"r42 up: {exc}", style="bold red"), soft_wrap=True)
+            return EXIT_FAILED
+        try:
+            rc = await _until_stopped(
+                settings=settings, runtime=runtime, state=state, console=console, stop=stop,
+                out=out, err=err,
+            )  # fmt: skip
+        finally:
+            err.print("stopping services and NATS…", style="dim")
+            await runtime.stop()
+    finally:
+        for sig in handled:
+            loop.remove_signal_handler(sig)
+    err.print("stopped; nothing left running", style="dim")
+    return rc
+
+
+def run_up(*, data_dir: Path | None, console: bool, service_names: list[str]) -> int:
+    """Validate the options, then serve until stopped; returns the exit code."""
+    err = Console(stderr=True, highlight=False)
+    try:
+        settings = build_settings(**({"data_dir": data_dir} if data_dir else {}))
+    except ValidationError as exc:
+        # Locations and messages only: the rejected input may be a secret.
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        err.print(Text(f"r42 up: invalid settings: {problems}", style="bold red"))
+        return EXIT_USAGE
+    from services.registry import available_services, select_services
+
+    try:
+        services = select_services(service_names) if service_names else available_services()
+    except R42Error as exc:
+        err.print(Text(f"r42 up: {exc}", style="bold red"), soft_wrap=True)
+        return EXIT_USAGE
+    out = Console(highlight=False)
+    return asyncio.run(
+        serve(settings=settings, services=services, console=console, out=out, err=err)
+    )
 
 
 def register(app: typer.Typer) -> None:
-    """Register the up commands on the root app."""
-    del app
+    """Register `r42 up` on the root app."""
+
+    @app.command()
+    def up(
+        data_dir: Annotated[
+            Path | None,
+            typer.Option("--data-dir", help="Where NATS, the store and logs live [R42_DATA_DIR]."),
+        ] = None,
+        no_console: Annotated[
+            bool, typer.Option("--no-console", help="Run headless until Ctrl-C / SIGTERM.")
+        ] = False,
+        service: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--service",
+                "-s",
+                help="Run only this service (repeatable): a known name, or name=python.module.",
+            ),
+        ] = None,
+    ) -> None:
+        """Start R42 here: NATS, every service, and the console chat."""
+        code = run_up(data_dir=data_dir, console=not no_console, service_names=service or [])
+        raise typer.Exit(code)

@@ -68,9 +68,11 @@ class EmbeddedNatsServer:
         ports_file = ports_dir / f"{Path(binary).name}_{self.proc.pid}.ports"
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                err = (self.proc.stderr.read() if self.proc.stderr else b"").decode(errors="replace")
+                raw = self.proc.stderr.read() if self.proc.stderr else b""
+                err = raw.decode(errors="replace")
                 tail = log_path.read_text(errors="replace")[-2000:] if log_path.exists() else ""
-                raise NatsServerError(f"nats-server exited with {self.proc.returncode}: {err}{tail}")
+                code = self.proc.returncode
+                raise NatsServerError(f"nats-server exited with {code}: {err}{tail}")
             if ports_file.exists() and self._read_ports(ports_file) and self._healthy():
                 return self
             time.sleep(0.02)

@@ -1,0 +1,326 @@
+"""Run services as child processes: restart with backoff, give up on crash loops, stop cleanly."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from shared.errors import ConfigError
+from shared.runtime.launch import SUPERVISOR_PID_ENV
+from shared.runtime.state import LAUNCH_MODULE
+
+log = logging.getLogger(__name__)
+
+_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
+_MODULE_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+LOG_ROTATE_BYTES = 10 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ServiceSpec:
+    """One supervised service: `python -m module *args`, logging to logs/<name>.log."""
+
+    name: str
+    module: str
+    args: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not _NAME_RE.fullmatch(self.name):
+            raise ConfigError(
+                f"service name {self.name!r} is invalid: use lowercase letters, digits, '-', '_'"
+            )
+        if not _MODULE_RE.fullmatch(self.module):
+            raise ConfigError(f"service {self.name}: {self.module!r} is not a module path")
+        if not all(isinstance(a, str) for a in self.args):
+            raise ConfigError(f"service {self.name}: args must be strings")
+
+
+@dataclass(frozen=True)
+class RestartPolicy:
+    """Backoff doubles per failure up to a cap; a long run resets it; fast crashes give up."""
+
+    initial_delay_s: float = 0.5
+    factor: float = 2.0
+    max_delay_s: float = 30.0
+    reset_after_s: float = 60.0
+    fast_exit_s: float = 10.0
+    give_up_after: int = 5
+    stop_timeout_s: float = 10.0
+
+    def __post_init__(self) -> None:
+        if self.initial_delay_s < 0 or self.max_delay_s < self.initial_delay_s:
+            raise ConfigError("restart delays must satisfy 0 <= initial <= max")
+        if self.factor < 1 or self.give_up_after < 1 or self.stop_timeout_s <= 0:
+            raise ConfigError("restart factor must be >= 1, give_up_after >= 1, timeout > 0")
+
+
+def backoff_delay(policy: RestartPolicy, failures: int) -> float:
+    """The wait before restart number `failures` (1 = after the first failure)."""
+    if failures < 1:
+        return 0.0
+    return min(policy.max_delay_s, policy.initial_delay_s * policy.factor ** (failures - 1))
+
+
+class RestartTracker:
+    """Per-service memory of recent exits: how long to back off, or whether to give up."""
+
+    def __init__(self, policy: RestartPolicy) -> None:
+        self.policy = policy
+        self.failures = 0
+        self.fast_failures = 0
+
+    def on_exit(self, uptime_s: float) -> float | None:
+        """Record an unexpected exit; return the delay before the restart, or None to give up."""
+        if uptime_s >= self.policy.reset_after_s:
+            self.failures = 0
+        if uptime_s >= self.policy.fast_exit_s:
+            self.fast_failures = 0
+        self.failures += 1
+        if uptime_s < self.policy.fast_exit_s:
+            self.fast_failures += 1
+        if self.fast_failures >= self.policy.give_up_after:
+            return None
+        return backoff_delay(self.policy, self.failures)
+
+
+EventKind = Literal["started", "exited", "restarting", "gave_up", "killed", "stopped"]
+
+
+@dataclass(frozen=True)
+class SupervisorEvent:
+    """Something that happened to a child (for the terminal and the state file)."""
+
+    service: str
+    kind: EventKind
+    pid: int | None = None
+    returncode: int | None = None
+    uptime_s: float | None = None
+    delay_s: float | None = None
+    message: str = ""
+
+
+@dataclass
+class _Child:
+    spec: ServiceSpec
+    proc: asyncio.subprocess.Process | None = None
+    task: asyncio.Task[None] | None = None
+    starts: int = 0
+
+
+def describe_exit(returncode: int) -> str:
+    """'exit code 1' or 'killed by SIGKILL'."""
+    if returncode < 0:
+        try:
+            return f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exit code {returncode}"
+
+
+def log_tail(path: Path, *, lines: int = 3, max_bytes: int = 4096) -> list[str]:
+    """The last non-empty lines of a log file (to say why a child died)."""
+    try:
+        with path.open("rb") as fh:
+            fh.seek(max(0, path.stat().st_size - max_bytes))
+            text = fh.read().decode(errors="replace")
+    except OSError:
+        return []
+    kept = [ln.rstrip()[:300] for ln in text.splitlines() if ln.strip()]
+    return [ln for ln in kept if not ln.startswith("--- ")][-lines:]
+
+
+class Supervisor:
+    """Runs each ServiceSpec as `python -m shared.runtime.launch MODULE`, in its own group.
+
+    Services are long-running, so any exit while the supervisor runs (even code 0) is
+    unexpected and restarted under the RestartPolicy.
+    """
+
+    def __init__(
+        self,
+        specs: Sequence[ServiceSpec],
+        *,
+        log_dir: Path,
+        env: Mapping[str, str] | None = None,
+        policy: RestartPolicy | None = None,
+        python: str | None = None,
+        on_event: Callable[[SupervisorEvent], None] | None = None,
+    ) -> None:
+        names = [s.name for s in specs]
+        if len(set(names)) != len(names):
+            raise ConfigError(f"duplicate service names: {names}")
+        self.log_dir = Path(log_dir)
+        self.env = dict(os.environ if env is None else env)
+        self.policy = policy or RestartPolicy()
+        self.python = python or sys.executable
+        self.on_event = on_event
+        self.events: deque[SupervisorEvent] = deque(maxlen=1000)
+        self._children = {s.name: _Child(s) for s in specs}
+        self._stopping = asyncio.Event()
+
+    @property
+    def pids(self) -> dict[str, int]:
+        """Live children by service name."""
+        return {
+            name: c.proc.pid
+            for name, c in self._children.items()
+            if c.proc is not None and c.proc.returncode is None
+        }
+
+    def log_path(self, name: str) -> Path:
+        """The log file a service's stdout and stderr go to."""
+        return self.log_dir / f"{name}.log"
+
+    async def start(self) -> None:
+        """Start every child and its restart loop; returns once all are spawned."""
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        for child in self._children.values():
+            spawned = asyncio.get_running_loop().create_future()
+            child.task = asyncio.create_task(self._run(child, spawned), name=child.spec.name)
+            await spawned
+
+    async def wait(self) -> None:
+        """Wait until every restart loop has ended (all stopped or given up)."""
+        tasks = [c.task for c in self._children.values() if c.task]
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def stop(self, *, timeout: float | None = None) -> None:  # noqa: ASYNC109
+        """SIGTERM every child's process group, wait, then SIGKILL what is left."""
+        timeout = self.policy.stop_timeout_s if timeout is None else timeout
+        self._stopping.set()
+        for child in self._children.values():
+            self._signal(child, signal.SIGTERM)
+        tasks = [c.task for c in self._children.values() if c.task and not c.task.done()]
+        if not tasks:
+            return
+        _, pending = await asyncio.wait(tasks, timeout=timeout)
+        if pending:
+            self.kill()
+            _, pending = await asyncio.wait(pending, timeout=5.0)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+
+    def kill(self) -> None:
+        """SIGKILL every live child's process group now (second Ctrl-C)."""
+        self._stopping.set()
+        for child in self._children.values():
+            if self._signal(child, signal.SIGKILL):
+                pid = child.proc.pid if child.proc else None
+                self._emit(SupervisorEvent(child.spec.name, "killed", pid=pid, message="SIGKILL"))
+
+    def _signal(self, child: _Child, sig: signal.Signals) -> bool:
+        proc = child.proc
+        if proc is None or proc.returncode is not None:
+            return False
+        try:
+            # Children lead their own process group: this reaches their helpers too.
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            proc.send_signal(sig)
+        return True
+
+    def _emit(self, event: SupervisorEvent) -> None:
+        self.events.append(event)
+        log.info("%s %s %s", event.service, event.kind, event.message)
+        if self.on_event is not None:
+            try:
+                self.on_event(event)
+            except Exception:  # a reporting bug must not kill the supervisor
+                log.exception("supervisor on_event callback failed")
+
+    async def _spawn(self, child: _Child) -> asyncio.subprocess.Process:
+        spec = child.spec
+        path = self.log_path(spec.name)
+        if path.exists() and path.stat().st_size > LOG_ROTATE_BYTES:
+            path.replace(path.with_suffix(".log.1"))
+        env = {
+            **self.env,
+            SUPERVISOR_PID_ENV: str(os.getpid()),
+            "R42_SERVICE_NAME": spec.name,
+            "PYTHONUNBUFFERED": "1",
+        }
+        cmd = [self.python, "-m", LAUNCH_MODULE, spec.module, *spec.args]
+        with path.open("ab") as logfile:
+            stamp = datetime.now(UTC).isoformat(timespec="seconds")
+            logfile.write(f"--- {stamp} start: python -m {spec.module} ---\n".encode())
+            logfile.flush()
+            return await asyncio.create_subprocess_exec(
+                *cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=logfile,
+                stderr=subprocess.STDOUT,
+                env=env,
+                # Own session: a Ctrl-C at the terminal reaches only `r42 up`, which then
+                # stops children in order; killpg also reaches their grandchildren.
+                start_new_session=True,
+            )
+
+    async def _run(self, child: _Child, spawned: asyncio.Future[None]) -> None:
+        name = child.spec.name
+        tracker = RestartTracker(self.policy)
+        try:
+            while not self._stopping.is_set():
+                try:
+                    proc = await self._spawn(child)
+                except (OSError, ValueError) as exc:
+                    self._emit(SupervisorEvent(name, "gave_up", message=f"cannot start: {exc}"))
+                    return
+                finally:
+                    if not spawned.done():
+                        spawned.set_result(None)
+                child.proc, child.starts = proc, child.starts + 1
+                started = time.monotonic()
+                self._emit(SupervisorEvent(name, "started", pid=proc.pid))
+                if self._stopping.is_set():
+                    self._signal(child, signal.SIGTERM)
+                returncode = await proc.wait()
+                uptime = time.monotonic() - started
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, signal.SIGKILL)  # helpers it left behind
+                if self._stopping.is_set():
+                    self._emit(
+                        SupervisorEvent(name, "stopped", pid=proc.pid, returncode=returncode)
+                    )
+                    return
+                why = describe_exit(returncode)
+                tail = log_tail(self.log_path(name))
+                self._emit(
+                    SupervisorEvent(
+                        name, "exited", pid=proc.pid, returncode=returncode, uptime_s=uptime,
+                        message=f"{why} after {uptime:.1f} s" + (f": {tail[-1]}" if tail else ""),
+                    )
+                )  # fmt: skip
+                delay = tracker.on_exit(uptime)
+                if delay is None:
+                    self._emit(
+                        SupervisorEvent(
+                            name, "gave_up", returncode=returncode,
+                            message=f"crashed {tracker.fast_failures} times in a row, each within "
+                            f"{self.policy.fast_exit_s:g} s of starting; not restarting it "
+                            f"(see {self.log_path(name)})",
+                        )
+                    )  # fmt: skip
+                    return
+                self._emit(SupervisorEvent(name, "restarting", delay_s=delay))
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stopping.wait(), delay)
+        finally:
+            if not spawned.done():
+                spawned.set_result(None)
