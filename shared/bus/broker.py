@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import logging
 import random
+import re
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from faststream.exceptions import IncorrectState
 from faststream.nats import NatsBroker, PubAck
@@ -22,21 +22,15 @@ from shared.errors import BadInputError, BusError, ConfigError
 
 log = logging.getLogger(__name__)
 
+# scheme://user:pass@ (or a comma-separated list of such); masks every user-info part.
+_USERINFO_RE = re.compile(r"(?<=[/,])[^/@,\s]+@")
 RECONNECT_BASE_S = 0.5
 RECONNECT_CAP_S = 15.0
 
 
 def redact_url(url: str) -> str:
-    """The URL without user info (credentials never reach logs or errors)."""
-    try:
-        parts = urlsplit(url if "://" in url else f"nats://{url}")
-    except ValueError:
-        return "<unparseable url>"
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    if parts.username or parts.password:
-        netloc = f"***@{netloc}"
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    """The URL with user info masked (credentials never reach logs or errors); multi-host safe."""
+    return _USERINFO_RE.sub("***@", url)
 
 
 def reconnect_delay(

@@ -28,7 +28,10 @@ def free_port() -> int:
 def test_redact_url_hides_credentials() -> None:
     assert redact_url("nats://alice:s3cret@nats.internal:4222") == "nats://***@nats.internal:4222"
     assert redact_url("nats://tok3n@127.0.0.1:4222") == "nats://***@127.0.0.1:4222"
-    assert redact_url("127.0.0.1:4222") == "nats://127.0.0.1:4222"
+    assert redact_url("127.0.0.1:4222") == "127.0.0.1:4222"
+    assert redact_url("mongodb://u:p@h1:1,h2:2/db") == "mongodb://***@h1:1,h2:2/db"
+    assert redact_url("nats://a:b@h1:1,nats://c:d@h2:2") == "nats://***@h1:1,nats://***@h2:2"
+    assert redact_url("sqlite:////abs/r42.db") == "sqlite:////abs/r42.db"
 
 
 def test_reconnect_delay_grows_with_jitter_and_a_cap() -> None:
