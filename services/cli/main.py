@@ -13,6 +13,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "services.cli.events",
     "services.cli.kb",
     "services.cli.ops",
+    "services.cli.quiz",
 )
 
 

@@ -264,6 +264,9 @@ class QuizScored(Event):
     next_question: dict[str, Any] | None = None
     finished: bool = False
     score: NonNegativeInt = 0
+    error: str | None = Field(
+        default=None, max_length=4000, description="Why the answer could not be scored"
+    )
     reply_to: ReplyTo
 
 
