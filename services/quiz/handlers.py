@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from services.quiz.attempts import (
     QuizConfig,
@@ -22,7 +23,8 @@ from shared.bus import (
     current_delivery,
     derived_event_id,
 )
-from shared.errors import R42Error, is_transient
+from shared.errors import PermanentError, R42Error, is_transient
+from shared.kb.weekly import iso_week
 from shared.store import Store
 
 log = logging.getLogger(__name__)
@@ -36,6 +38,15 @@ def _failed_ready(event: QuizRequested, error: str, attempt_id: str | None = Non
         event, actor=ACTOR, event_id=derived_event_id(QuizReady.SUBJECT, event.event_id),
         user_id=event.user_id, week=event.week, attempt_id=attempt_id, ok=False,
         error=error[:4000], reply_to=event.reply_to,
+    )  # fmt: skip
+
+
+def _refused_answer(event: QuizAnswered, error: str) -> QuizScored:
+    return QuizScored.caused_by(
+        event, actor=ACTOR, event_id=derived_event_id(QuizScored.SUBJECT, event.event_id),
+        attempt_id=event.attempt_id, user_id=event.user_id, week=iso_week(datetime.now(UTC)),
+        question_index=event.question_index, question_count=0, correct=False, correct_index=0,
+        finished=True, error=error[:4000], reply_to=event.reply_to,
     )  # fmt: skip
 
 
@@ -78,13 +89,19 @@ class QuizHandlers:
     async def on_answered(self, event: QuizAnswered) -> None:
         """Score an answer once and publish quiz.scored (next question, or the final score).
 
-        An unknown, foreign or closed attempt raises a PermanentError: the consumer terms
-        the message and publishes a dead letter on failed.quiz.answered.
+        An unknown, foreign or closed attempt is answered with quiz.scored carrying `error`
+        (the user sees why); nothing is scored.
         """
-        outcome = await answer_question(
-            store=self.store, attempt_id=event.attempt_id, user_id=event.user_id,
-            question_index=event.question_index, choice=event.choice_index, config=self.config,
-        )  # fmt: skip
+        try:
+            outcome = await answer_question(
+                store=self.store, attempt_id=event.attempt_id, user_id=event.user_id,
+                question_index=event.question_index, choice=event.choice_index,
+                config=self.config,
+            )  # fmt: skip
+        except PermanentError as exc:
+            log.info("answer for %s refused: %s", event.attempt_id, exc)
+            await self.publish(_refused_answer(event, str(exc)))
+            return
         scored = QuizScored.caused_by(
             event, actor=ACTOR, event_id=derived_event_id(QuizScored.SUBJECT, event.event_id),
             attempt_id=event.attempt_id, user_id=event.user_id, week=outcome.attempt.week,

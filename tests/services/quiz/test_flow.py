@@ -151,14 +151,14 @@ async def test_weekly_quiz_flow_over_the_bus(bus: Bus) -> None:
     assert not done.ok and done.error is not None and "score 6/10" in done.error
 
 
-async def test_answer_for_an_unknown_attempt_is_dead_lettered(bus: Bus) -> None:
+async def test_answer_for_an_unknown_attempt_is_answered_with_an_error(bus: Bus) -> None:
     answer = QuizAnswered(
         actor="gateway", attempt_id="quiz-2026-W48-unknown", user_id="U1", question_index=0,
         choice_index=1, reply_to=REPLY,
     )  # fmt: skip
     await bus.send(answer)
-    dead = await bus.next("failed.quiz.answered")
-    assert dead["original_event_id"] == answer.event_id
-    assert "NotFoundError" in dead["error"] and "does not exist" in dead["error"]
-    assert dead["deliveries"] == 1  # permanent: not retried
-    assert bus.queues["quiz.scored"].empty()
+    scored = await bus.next("quiz.scored")
+    assert scored["attempt_id"] == answer.attempt_id
+    assert "does not exist" in scored["error"]
+    assert scored["finished"] is True and scored["correct"] is False
+    assert scored["reply_to"] == REPLY

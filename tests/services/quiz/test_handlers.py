@@ -9,7 +9,6 @@ import pytest
 from services.quiz.attempts import QuizConfig, load_question
 from services.quiz.handlers import QuizHandlers
 from shared.bus import Event, QuizAnswered, QuizReady, QuizRequested, QuizScored
-from shared.errors import NotFoundError, PermanentError
 from shared.llm import LLMHttpError, LLMRuntime
 from shared.store import Store
 from tests.fakes.anthropic_server import FakeAnthropic, error_reply, overloaded
@@ -97,17 +96,19 @@ async def test_no_topics_gives_a_failed_quiz_ready(
     assert ready.error is not None and "geen onderwerpen" in ready.error
 
 
-async def test_answer_for_an_unknown_attempt_raises_permanent(
+async def test_answer_for_an_unknown_attempt_is_refused_with_an_error(
     store: Store, handlers: QuizHandlers, outbox: Outbox
 ) -> None:
     answer = QuizAnswered(
         actor="gateway", attempt_id="quiz-2026-W48-missing", user_id="U1", question_index=0,
         choice_index=0, reply_to=REPLY,
     )  # fmt: skip
-    with pytest.raises(NotFoundError) as caught:
-        await handlers.on_answered(answer)
-    assert isinstance(caught.value, PermanentError)  # the consumer terms it: no retry loop
-    assert outbox.events == []
+    await handlers.on_answered(answer)  # acked: the user is told, nothing is retried
+    [scored] = outbox.events
+    assert isinstance(scored, QuizScored)
+    assert scored.error is not None and "does not exist" in scored.error
+    assert scored.finished and not scored.correct
+    assert await store.scores.leaderboard(week=None) == []
 
 
 async def test_model_overload_without_banks_is_retried_later(
