@@ -12,6 +12,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "services.cli.up",
     "services.cli.events",
     "services.cli.kb",
+    "services.cli.chat",
     "services.cli.ops",
     "services.cli.quiz",
 )

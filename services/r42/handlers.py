@@ -1,0 +1,69 @@
+"""Thin rpc handlers: typed request in, service call, typed reply out."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from weakref import WeakValueDictionary
+
+from services.r42.knowledge import KbCache
+from services.r42.proposals import decide_proposal
+from services.r42.thread import clear_thread
+from services.r42.turn import chat_turn
+from shared.bus import (
+    ChatReply,
+    ChatRequest,
+    ClearReply,
+    ClearRequest,
+    Event,
+    ProposalDecisionReply,
+    ProposalDecisionRequest,
+)
+from shared.store import Store
+
+
+class UserLocks:
+    """One lock per user id, alive while someone holds or waits for it."""
+
+    def __init__(self) -> None:
+        self._locks: WeakValueDictionary[str, asyncio.Lock] = WeakValueDictionary()
+
+    def __call__(self, user_id: str) -> asyncio.Lock:
+        """The user's lock (created on first use)."""
+        lock = self._locks.get(user_id)
+        if lock is None:
+            lock = asyncio.Lock()
+            self._locks[user_id] = lock
+        return lock
+
+
+@dataclass(frozen=True)
+class R42Handlers:
+    """The three rpc.r42.* handlers bound to one store, KB cache and publisher."""
+
+    store: Store
+    kb: KbCache
+    publish: Callable[[Event], Awaitable[None]]
+    admins: tuple[str, ...] = ()
+    # A user's turns run one at a time in this replica, so each sees the previous answer
+    # in its history (and an empty thread is greeted once).
+    user_locks: UserLocks = field(default_factory=UserLocks)
+
+    async def chat(self, request: ChatRequest) -> ChatReply:
+        """rpc.r42.chat: one turn."""
+        async with self.user_locks(request.user_id):
+            return await chat_turn(
+                store=self.store, kb=self.kb, request=request, admins=self.admins
+            )
+
+    async def proposal(self, request: ProposalDecisionRequest) -> ProposalDecisionReply:
+        """rpc.r42.proposal: the user's Yes / No on a proposal."""
+        return await decide_proposal(
+            store=self.store, publish=self.publish, request=request, admins=self.admins
+        )
+
+    async def clear(self, request: ClearRequest) -> ClearReply:
+        """rpc.r42.clear: wipe the thread, reseed the greeting."""
+        async with self.user_locks(request.user_id):
+            return await clear_thread(store=self.store, user_id=request.user_id)
