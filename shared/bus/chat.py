@@ -16,7 +16,8 @@ CLEAR_SUBJECT = "rpc.r42.clear"
 """Wipe a user's thread: ClearRequest → ClearReply."""
 
 MAX_MESSAGE_CHARS = 20_000
-"""Longer chat messages are truncated (with a notice) by the service, not rejected."""
+"""The longest message a client is expected to send; the r42 service keeps at most its own
+(smaller) limit of it and says so in the reply (`truncated_input`), never rejecting it."""
 
 
 class _Rpc(BaseModel):
