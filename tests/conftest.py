@@ -17,7 +17,8 @@ pytest_plugins = ["tests.fakes.fixtures"]
 @pytest.fixture(scope="session")
 def nats_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedNatsServer]:
     """A real nats-server (JetStream on, free port, temp store) shared by the session."""
-    server = EmbeddedNatsServer(tmp_path_factory.mktemp("nats")).start()
+    # Every test namespace reserves its streams' max_bytes: allow far more than one stack.
+    server = EmbeddedNatsServer(tmp_path_factory.mktemp("nats"), max_file_store="100TB").start()
     yield server
     server.stop()
 

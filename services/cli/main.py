@@ -14,6 +14,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "services.cli.kb",
     "services.cli.chat",
     "services.cli.ops",
+    "services.cli.learn",
     "services.cli.quiz",
 )
 

@@ -46,6 +46,7 @@ from shared.kb.text import (
     chunk_text,
 )
 from shared.kb.tokens import STOPWORDS, tokenize
+from shared.kb.weekly import RELEVANCE_WEIGHTS, iso_week, weekly_topic
 
 __all__ = [
     "DEFAULT_MAX_CONTEXT_TOKENS",
@@ -57,6 +58,7 @@ __all__ = [
     "OVERLAP_CHARS",
     "RELATION_TYPES",
     "RELEVANCE_LEVELS",
+    "RELEVANCE_WEIGHTS",
     "STOPWORDS",
     "TOPIC_TYPES",
     "DeltaRelation",
@@ -83,6 +85,7 @@ __all__ = [
     "estimate_tokens",
     "fold_text",
     "is_kebab_id",
+    "iso_week",
     "kb_hash",
     "normalise_relation",
     "plan_merge",
@@ -90,4 +93,5 @@ __all__ = [
     "tokenize",
     "topics_from_markdown",
     "validate_delta",
+    "weekly_topic",
 ]

@@ -39,9 +39,14 @@ def find_nats_server() -> Path:
 class EmbeddedNatsServer:
     """A nats-server child process: JetStream on, loopback only, server-chosen ports."""
 
-    def __init__(self, store_dir: Path, *, binary: Path | None = None) -> None:
+    def __init__(
+        self, store_dir: Path, *, binary: Path | None = None, max_file_store: str | None = None
+    ) -> None:
         self.store_dir = Path(store_dir)
         self.binary = binary
+        # JetStream reserves each stream's max_bytes against this limit when the stream is
+        # created; a test server hosting many namespaced stream sets needs a large one.
+        self.max_file_store = max_file_store
         self.proc: subprocess.Popen[bytes] | None = None
         self.url: str = ""
         self.monitor_url: str = ""
@@ -60,6 +65,10 @@ class EmbeddedNatsServer:
             "-sd", str(self.store_dir / "jetstream"), "-ports_file_dir", str(ports_dir),
             "-l", str(log_path),
         ]  # fmt: skip
+        if self.max_file_store:
+            conf = self.store_dir / "nats-server.conf"
+            conf.write_text(f"jetstream {{\n  max_file_store: {self.max_file_store}\n}}\n")
+            cmd += ["-c", str(conf)]
         # Own process group so a Ctrl-C at the terminal reaches us first, not the server.
         self.proc = subprocess.Popen(
             cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True

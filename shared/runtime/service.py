@@ -76,12 +76,13 @@ async def start_service(
         bucket=settings.limiter_bucket,
     )
     sink = BusTelemetrySink(broker, actor=name, namespace=namespace)
-    configure_llm(settings, sink=sink, limiter=limiter)
+    runtime = configure_llm(settings, sink=sink, limiter=limiter)
     ctx = ServiceContext(
         name=name, settings=settings, broker=broker, store=store, nats_url=url,
         namespace=namespace, limiter=limiter,
     )  # fmt: skip
     ctx.extras["telemetry_sink"] = sink
+    ctx.extras["llm_runtime"] = runtime
     try:
         await register(ctx)
         await start_broker(broker, namespace=namespace)
@@ -110,6 +111,10 @@ async def stop_service(ctx: ServiceContext) -> None:
             await ctx.limiter.aclose()  # type: ignore[attr-defined]
     with contextlib.suppress(Exception):
         await ctx.store.close()
+    runtime = ctx.extras.get("llm_runtime")
+    if runtime is not None:
+        with contextlib.suppress(Exception):
+            await runtime.aclose()  # close the HTTP pool on this loop, before it ends
     reset_llm()
 
 

@@ -1,0 +1,195 @@
+"""Offline handlers: deterministic, valid Dutch content from the topic in the request.
+
+Used when no API key is set (`make up`, CI, evals). Everything is derived from the
+topic's label and description carried in the prompt, so the same topic always gives
+the same content, and every artifact is marked `offline` in its meta by the caller.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+from services.content.models import (
+    MAX_HEADLINE_WORDS,
+    MAX_TAGLINE_WORDS,
+    PALETTE,
+    Article,
+    CustomTopic,
+    Infographic,
+    LearningBundle,
+    SlideDeck,
+)
+from services.content.patches import PATCH_TOOLS
+from services.content.prompts import (
+    ALL_TOOL,
+    ARTICLE_TOOL,
+    CUSTOM_TOPIC_TOOL,
+    INFOGRAPHIC_TOOL,
+    SLIDES_TOOL,
+)
+from shared.llm import OfflineRequest, extract_json, register_offline_handler
+from shared.llm.providers.offline import split_sentences
+
+_WHY = {
+    "concept": "Een gedeeld begrip van {label} voorkomt misverstanden tussen teams.",
+    "role": "Weten wat {label} doet, helpt je de juiste persoon op het juiste moment te vinden.",
+    "process": "Als iedereen {label} op dezelfde manier volgt, loopt het werk soepeler.",
+}
+_REQUEST_PREFIX = re.compile(
+    r"^(ik\s+wil\s+(graag\s+)?(meer\s+)?(leren|weten)\s+over|leer\s+me(\s+meer)?\s+over|"
+    r"i\s+want\s+to\s+learn\s+about|teach\s+me\s+about|wat\s+is|what\s+is)\s+",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"\w")
+_DELIMITED = re.compile(r"<<<\n(.*?)\n>>>", re.DOTALL)
+
+
+def _sentence(text: str) -> str:
+    text = " ".join(text.split()).strip()
+    return text if text[-1:] in ".!?…" else f"{text}."
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _words(text: str, limit: int) -> str:
+    return " ".join(text.split()[:limit])
+
+
+def _topic(req: OfflineRequest) -> dict[str, str]:
+    data = extract_json(req.user)
+    label = _clip(" ".join(str(data.get("label") or data.get("id") or "dit onderwerp").split()), 80)
+    return {
+        "id": str(data.get("id") or label),
+        "label": label,
+        "type": str(data.get("type") or "concept"),
+        "description": str(data.get("description") or ""),
+    }
+
+
+def _facts(topic: dict[str, str]) -> list[str]:
+    found = [_sentence(s) for s in split_sentences(topic["description"]) if _WORD.search(s)]
+    fallback = [
+        f"{topic['label']} is een onderwerp uit het handboek van Respellion.",
+        "Je komt het tegen in je dagelijkse werk.",
+    ]
+    return (found + fallback)[: max(2, len(found))]
+
+
+def article(topic: dict[str, str]) -> Article:
+    """A three-section article about the topic."""
+    label, facts = topic["label"], _facts(topic)
+    why = _WHY.get(topic["type"], _WHY["concept"]).format(label=label)
+    return Article(
+        title=f"{label} in vijf minuten",
+        intro=f"Deze week staat {label} centraal. {facts[0]}",
+        sections=[
+            {"heading": f"Wat is {label}?", "body": " ".join(
+                [*facts[:3], "In deze micro-learning lees je de kern in een paar minuten."]
+            )},
+            {"heading": "Waarom het ertoe doet", "body": " ".join([
+                why,
+                "Bij Respellion werken we radicaal transparant, dus deze kennis is voor "
+                "iedereen beschikbaar.",
+                "Zo kun je zelf goede beslissingen nemen zonder op anderen te wachten.",
+            ])},
+            {"heading": "Zo pak je het aan", "body": " ".join([
+                f"Lees wat het handboek over {label} zegt.",
+                "Bespreek met een collega hoe jullie er in je team mee omgaan.",
+                "Noteer één ding dat je deze week anders gaat doen.",
+            ])},
+        ],
+        key_takeaways=[
+            _clip(f"{label}: {facts[0]}", 160),
+            "Deze kennis is open en vindbaar voor iedereen.",
+            "Vraag het R42 of een collega als iets niet duidelijk is.",
+        ],
+    )  # fmt: skip
+
+
+def slides(topic: dict[str, str]) -> SlideDeck:
+    """A four-slide deck following the article."""
+    text = article(topic)
+    deck = [
+        {"title": section.heading,
+         "bullets": [_clip(s, 160) for s in split_sentences(section.body)[:3]],
+         "speaker_note": section.body}
+        for section in text.sections
+    ]  # fmt: skip
+    deck.append(
+        {"title": "Kernpunten", "bullets": text.key_takeaways,
+         "speaker_note": f"Sluit af met de kernpunten over {topic['label']} en vraag wat "
+                         "iedereen deze week gaat toepassen."}
+    )  # fmt: skip
+    return SlideDeck(title=_clip(topic["label"], 160), slides=deck)
+
+
+def infographic(topic: dict[str, str]) -> Infographic:
+    """An infographic with simple, checkable figures and the three steps."""
+    label = topic["label"]
+    themes = sorted(PALETTE)
+    pick = int(hashlib.sha256(topic["id"].encode()).hexdigest(), 16) % len(themes)
+    return Infographic(
+        headline=_words(f"{label} in één oogopslag", MAX_HEADLINE_WORDS),
+        tagline=_words(f"Wat je deze week moet weten over {label}", MAX_TAGLINE_WORDS),
+        stats=[
+            {"value": "1", "label": "onderwerp per week"},
+            {"value": "3", "label": "stappen om mee te beginnen"},
+            {"value": "5 min", "label": "leestijd"},
+        ],
+        steps=[
+            {"number": 1, "text": f"Lees wat het handboek over {_clip(label, 120)} zegt."},
+            {"number": 2, "text": "Bespreek het met een collega."},
+            {"number": 3, "text": "Pas deze week één ding toe."},
+        ],
+        quote=_clip(_facts(topic)[0], 300),
+        theme=themes[pick],  # type: ignore[arg-type]
+    )
+
+
+def custom_topic(request_text: str) -> CustomTopic:
+    """A topic label and description from a free-text learning request."""
+    text = " ".join(request_text.split())
+    text = _REQUEST_PREFIX.sub("", text).strip(" ?!.") or text or "Nieuw onderwerp"
+    label = _clip(_words(text, 8), 80)
+    label = label[:1].upper() + label[1:]
+    return CustomTopic(
+        label=label,
+        description=(
+            f"{label} is een onderwerp waar een collega meer over wil weten. Deze "
+            "micro-learning geeft een eerste overzicht. De inhoud is offline gemaakt, "
+            "zonder taalmodel."
+        ),
+    )
+
+
+def _set_intro(req: OfflineRequest) -> dict[str, Any]:
+    current = extract_json(req.user)
+    asked = _DELIMITED.search(req.user)
+    instruction = _clip(" ".join((asked.group(1) if asked else "").split()), 200)
+    intro = str(current.get("intro") or "").strip()
+    note = f"[offline: de instructie '{instruction}' is genoteerd; zonder taalmodel is de tekst "
+    return {"intro": f"{intro} {note}niet herschreven.]".strip()}
+
+
+def _custom(req: OfflineRequest) -> CustomTopic:
+    asked = _DELIMITED.search(req.user)
+    return custom_topic(asked.group(1) if asked else req.user)
+
+
+def register_offline_handlers() -> None:
+    """Register the offline handlers of every content tool (call at start-up)."""
+    register_offline_handler(ARTICLE_TOOL.name, lambda r: article(_topic(r)))
+    register_offline_handler(SLIDES_TOOL.name, lambda r: slides(_topic(r)))
+    register_offline_handler(INFOGRAPHIC_TOOL.name, lambda r: infographic(_topic(r)))
+    register_offline_handler(
+        ALL_TOOL.name,
+        lambda r: LearningBundle(
+            article=article(_topic(r)), slides=slides(_topic(r)), infographic=infographic(_topic(r))
+        ),
+    )
+    register_offline_handler(CUSTOM_TOPIC_TOOL.name, _custom)
+    register_offline_handler(PATCH_TOOLS[0].name, _set_intro)
