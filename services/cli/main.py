@@ -13,6 +13,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "services.cli.events",
     "services.cli.kb",
     "services.cli.chat",
+    "services.cli.ingest",
     "services.cli.ops",
     "services.cli.learn",
     "services.cli.quiz",

@@ -1,0 +1,379 @@
+"""CLI: `r42 ingest`, `r42 sources [cancel ID]`, `r42 sync-handbook`, `r42 graph analyze`.
+
+With a running stack (NATS_URL, or the `r42 up` recorded in the data dir) `ingest`
+stores the sources and publishes source.uploaded for the extractor; without one it runs
+the extractor's pipeline in this process on the data dir's store. The admin commands
+(`sync-handbook`, `graph analyze`) always run here and publish kb.updated when a stack runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import getpass
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Annotated, Any, NoReturn, TypeVar
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+from rich.text import Text
+
+from services.extractor.graph_analysis import analyze_graph, apply_graph_plan
+from services.extractor.graph_plan import GraphPlan
+from services.extractor.handbook import FileOutcome, github_client, sync_handbook
+from services.extractor.local import follow_sources, ingest_locally
+from services.extractor.outcomes import mark_cancelled, read_progress
+from services.extractor.session import (
+    AdminSession,
+    admin_session,
+    extract_options,
+    live_nats_url,
+)
+from services.extractor.uploads import TEXT_SUFFIXES, read_upload, register_upload
+from shared.bus import (
+    Event,
+    SourceCancelled,
+    SourceCompleted,
+    SourceFailed,
+    SourceProgress,
+    SourceUploaded,
+)
+from shared.config import Settings, build_settings
+from shared.errors import BadInputError, R42Error
+from shared.store import describe_validation
+
+T = TypeVar("T")
+ENDED = {"completed", "failed", "cancelled"}
+
+
+def fail(message: str, *, code: int = 1) -> NoReturn:
+    """Print an error to stderr and exit."""
+    Console(stderr=True, highlight=False, soft_wrap=True).print(Text(f"error: {message}", "red"))
+    raise typer.Exit(code)
+
+
+def load_settings() -> Settings:
+    """Settings from the environment, or a clean error."""
+    try:
+        return build_settings()
+    except ValidationError as exc:
+        fail(f"invalid settings: {describe_validation(exc)}", code=2)
+
+
+def run(main: Callable[[], Awaitable[T]]) -> T:
+    """Run a coroutine; R42 errors become a clean message and exit code 1."""
+    try:
+        return asyncio.run(main())  # type: ignore[arg-type]
+    except R42Error as exc:
+        fail(str(exc))
+
+
+# -- ingest --------------------------------------------------------------------------------
+
+
+def expand_paths(paths: list[Path]) -> list[Path]:
+    """Files as given; a directory stands for its markdown and text files (recursively)."""
+    out: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.suffix.lower() in TEXT_SUFFIXES)
+            if not found:
+                fail(f"{path}: no {', '.join(TEXT_SUFFIXES)} files in this directory", code=2)
+            out.extend(found)
+        else:
+            out.append(path)
+    return list(dict.fromkeys(out))
+
+
+def load_files(paths: list[Path], *, max_bytes: int) -> list[tuple[Path, str]]:
+    """Read and check every file first: one bad file means nothing is stored."""
+    loaded, problems = [], []
+    for path in expand_paths(paths):
+        try:
+            loaded.append((path, read_upload(path, max_bytes=max_bytes)))
+        except BadInputError as exc:
+            problems.append(str(exc))
+    if problems:
+        err = Console(stderr=True, highlight=False, soft_wrap=True)
+        for problem in problems:
+            err.print(Text(f"error: {problem}", "red"))
+        fail("nothing was ingested", code=2)
+    return loaded
+
+
+class SourceBars:
+    """One progress bar per source, fed with source.* events; knows when all ended."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.tasks: dict[str, Any] = {}
+        self.outcome: dict[str, str] = {}
+        self.ended = asyncio.Event()
+
+    def add(self, source_id: str, label: str) -> None:
+        """Track a source."""
+        self.tasks[source_id] = self.progress.add_task(label, total=None, status="queued")
+
+    def on_event(self, event: Event) -> None:
+        """Move the bar of the event's source."""
+        source_id = getattr(event, "source_id", "")
+        task = self.tasks.get(source_id)
+        if task is None or source_id in self.outcome:
+            return
+        if isinstance(event, SourceProgress):  # and SourceCompleted, its subclass
+            status = f"+{event.topics_added} new, {event.topics_updated} updated"
+            self.progress.update(task, completed=event.chunks_done,
+                                 total=max(event.chunks_total, 1), status=status)  # fmt: skip
+        if isinstance(event, SourceCompleted):
+            self._end(source_id, "completed")
+        elif isinstance(event, SourceFailed):
+            self.progress.update(task, status=f"[red]failed: {event.error}")
+            self._end(source_id, "failed")
+        elif isinstance(event, SourceCancelled):
+            self.progress.update(task, status="[yellow]cancelled")
+            self._end(source_id, "cancelled")
+
+    def _end(self, source_id: str, outcome: str) -> None:
+        self.outcome[source_id] = outcome
+        if len(self.outcome) == len(self.tasks):
+            self.ended.set()
+
+
+def new_progress(console: Console) -> Progress:
+    """The progress display: name, bar, chunks done/total, status."""
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TextColumn("chunks {task.fields[status]}"), console=console)  # fmt: skip
+
+
+async def _via_stack(
+    session: AdminSession, bars: SourceBars, events: list[SourceUploaded], *,
+    wait: bool, wait_s: float | None, console: Console,
+) -> bool:  # fmt: skip
+    """Hand the sources to the running extractor; False when waiting timed out."""
+    assert session.publish is not None
+    subs = []
+    if wait:  # subscribed before publishing, so no progress event is missed
+        subs = await follow_sources(
+            session.connection,
+            source_ids=set(bars.tasks),
+            observer=bars.on_event,
+            namespace=session.namespace,
+        )
+    try:
+        for event in events:
+            await session.publish(event)
+            if not wait:
+                console.print(f"queued {event.name} as source {event.source_id}")
+        if not wait:
+            return True
+        with bars.progress:
+            try:
+                await asyncio.wait_for(bars.ended.wait(), wait_s)
+            except TimeoutError:
+                console.print("still running; see `r42 sources` for progress")
+                return False
+        return True
+    finally:
+        for sub in subs:
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()
+
+
+async def ingest_files(
+    settings: Settings, files: list[tuple[Path, str]], *, wait: bool, wait_s: float | None
+) -> int:
+    """Register every file, then extract here or hand them to the running extractor."""
+    console = Console(highlight=False, soft_wrap=True)
+    who = f"cli:{getpass.getuser() or 'unknown'}"
+    async with admin_session(settings, llm=live_nats_url(settings) is None) as session:
+        bars = SourceBars(new_progress(console))
+        events: list[SourceUploaded] = []
+        for path, text in files:
+            reg = await register_upload(session.store, name=path.name, text=text,
+                                        uploaded_by=who, actor="cli")  # fmt: skip
+            if reg.duplicate_of is not None:
+                console.print(f"skipped {path}: already ingested as source {reg.duplicate_of.id}")
+            elif reg.event is not None:
+                bars.add(reg.event.source_id, path.name)
+                events.append(reg.event)
+        if session.publish is not None:
+            finished = await _via_stack(session, bars, events, wait=wait, wait_s=wait_s,
+                                        console=console)  # fmt: skip
+            if not (finished and wait):
+                return 0 if finished else 1
+        elif events:
+            with bars.progress:
+                await ingest_locally(store=session.store, source_ids=list(bars.tasks),
+                                     limiter=session.limiter, options=extract_options(),
+                                     observer=bars.on_event)  # fmt: skip
+        ended = [await session.store.sources.get(source_id) for source_id in bars.tasks]
+    failed = [s for s in ended if s is None or s.status != "completed"]
+    for source in failed:
+        if source is not None:
+            console.print(Text(f"{source.name}: {source.status} {source.error or ''}", "red"))
+    return 1 if failed else 0
+
+
+def ingest_command(
+    paths: Annotated[list[Path], typer.Argument(help="Markdown or text files (or directories).")],
+    wait: Annotated[
+        bool, typer.Option("--wait", help="With a running stack: follow progress until done.")
+    ] = False,
+    timeout: Annotated[
+        float | None, typer.Option("--timeout", help="Stop waiting after SECONDS.")
+    ] = None,
+) -> None:
+    """Extract documents into the knowledge graph (via the running stack, or right here)."""
+    settings = load_settings()
+    files = load_files(paths, max_bytes=settings.max_upload_bytes)
+    code = run(lambda: ingest_files(settings, files, wait=wait, wait_s=timeout))
+    raise typer.Exit(code)
+
+
+# -- sources -------------------------------------------------------------------------------
+
+
+async def _sources_table(settings: Settings, limit: int) -> Table:
+    async with admin_session(settings) as session:
+        store = session.store
+        table = Table(title="Sources", title_justify="left")
+        table.add_column("id", no_wrap=True)
+        for column in ("name", "status", "chunks", "topics", "updated", "error"):
+            table.add_column(column, overflow="fold")
+        for source in await store.sources.list(limit=limit):
+            counts = await read_progress(store, source.id)
+            total = "?" if source.chunks_total is None else source.chunks_total
+            chunks = f"{source.chunks_done}/{total}"
+            topics = f"+{counts['topics_added']} ~{counts['topics_updated']}"
+            when = f"{source.updated_at:%Y-%m-%d %H:%M}" if source.updated_at else ""
+            table.add_row(Text(source.id), Text(source.name), source.status, chunks, topics,
+                          when, Text((source.error or "")[:120]))  # fmt: skip
+        return table
+
+
+async def _cancel(settings: Settings, source_id: str) -> str:
+    async with admin_session(settings) as session:
+        store = session.store
+        source = await store.sources.get(source_id)
+        if source is None:
+            raise BadInputError(f"no source {source_id!r} (see `r42 sources`)")
+        if source.status in ENDED:
+            return f"source {source_id} is {source.status}; nothing to cancel"
+        publish = session.publish
+        if publish is not None:
+            # Every extractor replica hears this and stops the source at once.
+            await publish(SourceCancelled(source_id=source_id, actor="cli"))
+
+        async def ignore(event: Event) -> None:
+            del event
+
+        await mark_cancelled(store, source_id, publish or ignore)
+        return f"source {source_id} cancelled"
+
+
+# -- handbook and graph --------------------------------------------------------------------
+
+
+async def _sync(settings: Settings, console: Console) -> int:
+    github_client(settings)  # a missing repository setting fails before anything opens
+    async with admin_session(settings, llm=True) as session:
+
+        def show(outcome: FileOutcome) -> None:
+            if outcome.status == "failed":
+                console.print(Text(f"  failed    {outcome.path}: {outcome.error}", "red"))
+            elif outcome.status == "changed":
+                console.print(f"  synced    {outcome.path}: +{outcome.topics_added} new, "
+                              f"{outcome.topics_updated} updated topic(s)")  # fmt: skip
+            else:
+                console.print(f"  unchanged {outcome.path}")
+
+        report = await sync_handbook(store=session.store, settings=settings,
+                                     limiter=session.limiter, options=extract_options(),
+                                     publish=session.publish, on_file=show)  # fmt: skip
+    console.print(f"handbook: {report.count('changed')} synced, {report.count('unchanged')} "
+                  f"unchanged, {report.count('failed')} failed")  # fmt: skip
+    return 1 if report.count("failed") else 0
+
+
+def plan_table(plan: GraphPlan) -> Table:
+    """The preview: every action with what it does and why."""
+    table = Table(title="Graph analysis (preview)", title_justify="left")
+    for column in ("action", "what", "why"):
+        table.add_column(column, overflow="fold")
+    for action, what, why in plan.lines():
+        table.add_row(action, Text(what), Text(why), style="dim" if action == "skipped" else None)
+    return table
+
+
+async def _analyze(settings: Settings) -> GraphPlan:
+    async with admin_session(settings, llm=True) as session:
+        return await analyze_graph(store=session.store, limiter=session.limiter)
+
+
+async def _apply(settings: Settings, plan: GraphPlan) -> None:
+    async with admin_session(settings) as session:
+        await apply_graph_plan(store=session.store, plan=plan, publish=session.publish)
+
+
+def register(app: typer.Typer) -> None:
+    """Register ingest, sources, sync-handbook and graph on the root app."""
+    app.command("ingest")(ingest_command)
+    sources = typer.Typer(help="Sources under extraction.", pretty_exceptions_enable=False)
+    app.add_typer(sources, name="sources")
+
+    @sources.callback(invoke_without_command=True)
+    def list_sources(
+        ctx: typer.Context,
+        limit: Annotated[int, typer.Option("--limit", min=1, help="Newest N sources.")] = 50,
+    ) -> None:
+        """Show sources and their extraction status (newest first)."""
+        if ctx.invoked_subcommand is None:
+            settings = load_settings()
+            Console(highlight=False).print(run(lambda: _sources_table(settings, limit)))
+
+    @sources.command("cancel")
+    def cancel(source_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
+        """Stop extracting a source (within one LLM call)."""
+        settings = load_settings()
+        Console(highlight=False, soft_wrap=True).print(run(lambda: _cancel(settings, source_id)))
+
+    @app.command("sync-handbook")
+    def sync_command() -> None:
+        """Extract the GitHub handbook's changed files (R42_HANDBOOK_OWNER/REPO/PATH/BRANCH)."""
+        settings = load_settings()
+        raise typer.Exit(run(lambda: _sync(settings, Console(highlight=False, soft_wrap=True))))
+
+    graph = typer.Typer(help="Knowledge-graph maintenance.", no_args_is_help=True)
+    app.add_typer(graph, name="graph")
+
+    @graph.command("analyze")
+    def analyze_command(
+        apply: Annotated[bool, typer.Option("--apply", help="Apply after confirming.")] = False,
+        yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask to confirm.")] = False,
+    ) -> None:
+        """Propose merges, deletions, relations and relevance fixes; preview, then apply."""
+        settings = load_settings()
+        console = Console(highlight=False, soft_wrap=True)
+        plan = run(lambda: _analyze(settings))
+        if plan.lines():
+            console.print(plan_table(plan))
+        if plan.summary:
+            console.print(Text(plan.summary))
+        if plan.empty:
+            console.print("nothing to change")
+            return
+        if not apply:
+            console.print("dry run: nothing was changed; apply with `r42 graph analyze --apply`")
+            return
+        actions = sum(1 for row in plan.lines() if row[0] != "skipped")
+        if not yes and not typer.confirm(f"Apply these {actions} action(s)?"):
+            console.print("not applied")
+            raise typer.Exit(1)
+        run(lambda: _apply(settings, plan))
+        console.print(f"applied: {len(plan.changes.topics_delete)} topic(s) removed, "
+                      f"{len(plan.changes.relations_upsert)} relation(s) written, "
+                      f"{len(plan.changes.topics_upsert)} relevance update(s)")  # fmt: skip

@@ -1,0 +1,82 @@
+"""Approved suggestions: re-validate the delta against the current graph and apply it."""
+
+from __future__ import annotations
+
+import logging
+from typing import Literal
+
+from services.extractor.outcomes import Publish, publish_kb_updated
+from shared.bus import KbDeltaDecided
+from shared.kb import GraphDelta, validate_delta
+from shared.store import KbChanges, Relation, Store, Suggestion, Topic, TopicMetadata
+
+log = logging.getLogger(__name__)
+
+DecisionOutcome = Literal["applied", "nothing_to_apply", "rejected", "already_decided"]
+
+
+def delta_changes(delta: GraphDelta, *, suggestion_id: str, decided_by: str) -> KbChanges:
+    """The validated delta as store changes (adds only; validate_delta dropped the rest)."""
+    meta = {"source": "suggestion", "suggestion_id": suggestion_id, "approved_by": decided_by}
+    return KbChanges(
+        topics_upsert=[
+            Topic(id=t.id, label=t.label, type=t.type, description=t.description,
+                  learning_relevance=t.learning_relevance,
+                  metadata=TopicMetadata.model_validate(meta))
+            for t in delta.topics
+        ],
+        relations_upsert=[
+            Relation(source=r.source, target=r.target, type=r.type,
+                     description=r.description or None)
+            for r in delta.relations
+        ],
+    )  # fmt: skip
+
+
+async def apply_decision(
+    *, store: Store, event: KbDeltaDecided, publish: Publish
+) -> DecisionOutcome:
+    """Apply or reject a suggestion exactly once; a redelivered decision changes nothing.
+
+    Order: apply, publish kb.updated, then mark decided (compare-and-set from pending). A
+    crash in between redelivers the event: re-validation drops what was already added,
+    the kb.updated id is derived (deduplicated) and the mark is set then.
+    """
+    suggestion = await store.suggestions.get(event.suggestion_id)
+    if suggestion is None:
+        # Decided before r42 stored it (or proposed elsewhere): keep the record complete.
+        suggestion = await store.suggestions.create(
+            Suggestion(id=event.suggestion_id, delta=event.delta.model_dump(mode="json"),
+                       proposed_by=event.decided_by, context={"recorded_by": "extractor"})
+        )  # fmt: skip
+    if suggestion.status != "pending":
+        return "already_decided"
+    if event.decision == "rejected":
+        decided = await store.suggestions.decide(
+            event.suggestion_id, approve=False, by=event.decided_by
+        )
+        return "rejected" if decided is not None else "already_decided"
+    delta = validate_delta(suggestion.delta, await store.topics.list())
+    if delta is not None:
+        # A redelivery (or an overlapping proposal) must not count existing relations.
+        known = {(r.source, r.target, r.type) for r in await store.relations.list()}
+        fresh = tuple(r for r in delta.relations if (r.source, r.target, r.type) not in known)
+        delta = delta.model_copy(update={"relations": fresh})
+        if not delta.topics and not delta.relations:
+            delta = None
+    outcome: DecisionOutcome = "nothing_to_apply"
+    if delta is not None:
+        changes = delta_changes(delta, suggestion_id=suggestion.id, decided_by=event.decided_by)
+        await store.apply_kb_changes(changes)
+        changed = [t.id for t in delta.topics]
+        changed += [end for r in delta.relations for end in (r.source, r.target)]
+        await publish_kb_updated(
+            store, publish, changed_ids=changed,
+            reason=f"suggestion {suggestion.id} approved by {event.decided_by}",
+            key=("suggestion", suggestion.id), correlation_id=event.correlation_id,
+        )  # fmt: skip
+        outcome = "applied"
+    decided = await store.suggestions.decide(event.suggestion_id, approve=True, by=event.decided_by)
+    if decided is None:
+        log.warning("suggestion %s was decided concurrently", event.suggestion_id)
+    return outcome

@@ -1,0 +1,195 @@
+"""Turn the model's graph actions into an exact, validated change plan (pure logic)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from services.extractor.tools import GraphActions
+from shared.store import KbChanges, Relation, Topic
+
+Key = tuple[str, str, str]
+
+
+@dataclass(frozen=True)
+class PlannedMerge:
+    """Keep one topic, delete the others; their relations move to the kept one."""
+
+    keep: str
+    deleted: tuple[str, ...]
+    repointed: int
+    collapsed: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class PlannedRelevance:
+    """A learning-relevance change of one (unlocked) topic."""
+
+    topic_id: str
+    old: str
+    new: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class GraphPlan:
+    """Exactly what applying the analysis would change, and what was refused and why."""
+
+    fingerprint: str
+    merges: tuple[PlannedMerge, ...] = ()
+    deletions: tuple[tuple[str, str, int], ...] = ()  # (id, reason, relations removed)
+    new_relations: tuple[Relation, ...] = ()
+    relevance: tuple[PlannedRelevance, ...] = ()
+    skipped: tuple[str, ...] = ()
+    changes: KbChanges = field(default_factory=KbChanges)
+    summary: str = ""
+
+    @property
+    def empty(self) -> bool:
+        """Whether applying would change nothing."""
+        return self.changes.empty
+
+    @property
+    def changed_ids(self) -> list[str]:
+        """Topic ids deleted, kept by a merge, re-rated, or given a new relation."""
+        ids = {m.keep for m in self.merges} | set(self.changes.topics_delete)
+        ids |= {r.topic_id for r in self.relevance}
+        ids |= {end for r in self.new_relations for end in (r.source, r.target)}
+        return sorted(ids)
+
+    def lines(self) -> list[tuple[str, str, str]]:
+        """(action, what, why) rows for the preview."""
+        rows = []
+        for m in self.merges:
+            detail = f"{m.repointed} relation(s) re-pointed, {m.collapsed} duplicate(s) collapsed"
+            rows.append(("merge", f"keep {m.keep} ← delete {', '.join(m.deleted)}",
+                         f"{m.reason} ({detail})".strip()))  # fmt: skip
+        for topic_id, reason, removed in self.deletions:
+            rows.append(("delete", topic_id, f"{reason} ({removed} relation(s) removed)".strip()))
+        for r in self.new_relations:
+            rows.append(("relation", f"{r.source} -{r.type}-> {r.target}", r.description or ""))
+        for u in self.relevance:
+            rows.append(("relevance", f"{u.topic_id}: {u.old} → {u.new}", u.reason))
+        rows.extend(("skipped", "", why) for why in self.skipped)
+        return rows
+
+
+def graph_fingerprint(topics: Iterable[Topic], relations: Iterable[Relation]) -> str:
+    """A hash of everything the plan depends on; applying checks it did not change."""
+    lines = sorted(
+        f"{t.id}|{t.label}|{t.type}|{t.learning_relevance}|{int(t.relevance_locked)}"
+        for t in topics
+    )
+    lines += sorted(f"{r.source}>{r.type}>{r.target}" for r in relations)
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
+def plan_graph_actions(
+    actions: GraphActions, topics: list[Topic], relations: list[Relation]
+) -> GraphPlan:
+    """Validate every action against the graph; locked topics are never deleted or re-rated."""
+    by_id = {t.id: t for t in topics}
+    gone: dict[str, str] = {}  # deleted id → the id it merged into ("" = plain delete)
+    kept: set[str] = set()
+    skipped: list[str] = []
+
+    def removable(topic_id: str, action: str) -> bool:
+        if topic_id not in by_id:
+            skipped.append(f"{action}: topic {topic_id} does not exist")
+        elif topic_id in gone or topic_id in kept:
+            skipped.append(f"{action}: {topic_id} is already part of another action")
+        elif by_id[topic_id].relevance_locked:
+            skipped.append(f"{action}: {topic_id} has a locked relevance (an admin decision)")
+        else:
+            return True
+        return False
+
+    merge_specs: list[tuple[str, list[str], str]] = []
+    for merge in actions.merges:
+        keep = merge.keep
+        if keep not in by_id or keep in gone:
+            skipped.append(f"merge: kept topic {keep} does not exist or is removed elsewhere")
+            continue
+        deleted = [d for d in dict.fromkeys(merge.delete) if d != keep and removable(d, "merge")]
+        if deleted:
+            kept.add(keep)
+            gone.update({d: keep for d in deleted})
+            merge_specs.append((keep, deleted, merge.reason))
+    deletion_specs = [(d.id, d.reason) for d in actions.deletions if removable(d.id, "delete")]
+    gone.update({topic_id: "" for topic_id, _ in deletion_specs})
+
+    alias = {d: k for d, k in gone.items() if k}
+    existing: set[Key] = {
+        (r.source, r.target, r.type)
+        for r in relations
+        if r.source not in gone and r.target not in gone
+    }
+    upserts: dict[Key, Relation] = {}
+    repointed: dict[str, int] = {}
+    collapsed: dict[str, int] = {}
+    removed: dict[str, int] = {}
+    for r in relations:
+        if r.source not in gone and r.target not in gone:
+            continue
+        dropped = [end for end in (r.source, r.target) if gone.get(end) == ""]
+        if dropped:
+            for end in dropped:
+                removed[end] = removed.get(end, 0) + 1
+            continue
+        keep = alias.get(r.source) or alias.get(r.target) or ""
+        key = (alias.get(r.source, r.source), alias.get(r.target, r.target), r.type)
+        if key[0] == key[1] or key in existing or key in upserts:
+            collapsed[keep] = collapsed.get(keep, 0) + 1
+            continue
+        upserts[key] = Relation(
+            source=key[0], target=key[1], type=r.type, description=r.description
+        )
+        repointed[keep] = repointed.get(keep, 0) + 1
+
+    new_relations: list[Relation] = []
+    for n in actions.new_relations:
+        key = (alias.get(n.source, n.source), alias.get(n.target, n.target), n.type)
+        if any(end not in by_id or gone.get(end) == "" for end in key[:2]):
+            skipped.append(f"relation {n.source} -{n.type}-> {n.target}: unknown topic")
+        elif key[0] == key[1] or key in existing or key in upserts:
+            skipped.append(f"relation {n.source} -{n.type}-> {n.target}: exists already")
+        else:
+            upserts[key] = Relation(source=key[0], target=key[1], type=n.type,
+                                    description=n.description or None)  # fmt: skip
+            new_relations.append(upserts[key])
+
+    relevance: list[PlannedRelevance] = []
+    retopics: list[Topic] = []
+    for u in actions.relevance_updates:
+        topic = by_id.get(u.id)
+        if topic is None or u.id in gone:
+            skipped.append(f"relevance {u.id}: topic does not exist or is removed")
+        elif topic.relevance_locked:
+            skipped.append(
+                f"relevance {u.id}: locked by an admin, left at {topic.learning_relevance}"
+            )
+        elif topic.learning_relevance != u.relevance and u.id not in {t.id for t in retopics}:
+            relevance.append(
+                PlannedRelevance(u.id, topic.learning_relevance, u.relevance, u.reason)
+            )
+            retopics.append(topic.model_copy(update={"learning_relevance": u.relevance}))
+
+    return GraphPlan(
+        fingerprint=graph_fingerprint(topics, relations),
+        merges=tuple(
+            PlannedMerge(keep, tuple(deleted), repointed.get(keep, 0), collapsed.get(keep, 0), why)
+            for keep, deleted, why in merge_specs
+        ),
+        deletions=tuple((d, why, removed.get(d, 0)) for d, why in deletion_specs),
+        new_relations=tuple(new_relations),
+        relevance=tuple(relevance),
+        skipped=tuple(skipped),
+        changes=KbChanges(
+            topics_upsert=retopics,
+            relations_upsert=list(upserts.values()),
+            topics_delete=sorted(gone),
+        ),
+        summary=actions.summary,
+    )

@@ -1,0 +1,112 @@
+"""Thin subscribers: parse the event, call the service function, publish through deps."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from services.extractor.cancel import SourceTasks
+from services.extractor.config import ExtractorSettings
+from services.extractor.deltas import apply_decision
+from services.extractor.merge import merge_chunk
+from services.extractor.outcomes import Publish, fail_source, mark_cancelled
+from services.extractor.pipeline import ExtractOptions
+from services.extractor.runner import run_source
+from services.extractor.uploads import sha256_text
+from shared.bus import (
+    ChunkExtracted,
+    KbDeltaDecided,
+    KbDeltaProposed,
+    SourceCancelled,
+    SourceUploaded,
+    current_delivery,
+)
+from shared.config import Settings
+from shared.errors import BadInputError
+from shared.llm import Limiter
+from shared.store import Source, Store
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ExtractorDeps:
+    """What the handlers share; the bench swaps `limiter` on a running service."""
+
+    store: Store
+    publish: Publish
+    limiter: Limiter | None
+    settings: Settings
+    extractor: ExtractorSettings
+    tasks: SourceTasks
+
+    @property
+    def options(self) -> ExtractOptions:
+        """Chunking and model options from the extractor settings."""
+        ext = self.extractor
+        return ExtractOptions(
+            max_chunk_chars=ext.max_chunk_chars, overlap_chars=ext.overlap_chars,
+            output_retries=ext.output_retries, max_output_tokens=ext.max_output_tokens,
+        )  # fmt: skip
+
+
+async def ensure_source(store: Store, event: SourceUploaded) -> None:
+    """Create the source row if the uploader only stored the text (checked against sha256)."""
+    if await store.sources.get(event.source_id) is not None:
+        return
+    text = await store.source_texts.get(event.text_ref)
+    if text is None:
+        raise BadInputError(f"source {event.source_id}: no text stored under {event.text_ref!r}")
+    if sha256_text(text) != event.sha256:
+        raise BadInputError(f"source {event.source_id}: the stored text does not match sha256")
+    if event.text_ref != event.source_id:
+        await store.source_texts.put(event.source_id, text)
+    await store.sources.create(
+        Source(id=event.source_id, name=event.name, sha256=event.sha256, who=event.uploaded_by)
+    )
+
+
+async def on_source_uploaded(deps: ExtractorDeps, event: SourceUploaded) -> None:
+    """source.uploaded → extract every unmerged chunk (redelivery resumes a crashed run)."""
+    delivery = current_delivery()
+    last = delivery.last if delivery is not None else True
+    try:
+        await ensure_source(deps.store, event)
+    except BadInputError as exc:
+        await fail_source(deps.store, event.source_id, str(exc), deps.publish)
+        return
+    result = await run_source(
+        store=deps.store, source_id=event.source_id, publish=deps.publish,
+        limiter=deps.limiter, options=deps.options, tasks=deps.tasks, last_attempt=last,
+        correlation_id=event.correlation_id,
+    )  # fmt: skip
+    log.info("source %s: LLM step done, %d chunk(s) extracted (source %s)",
+             event.source_id, result.chunks_extracted, result.status)  # fmt: skip
+
+
+async def on_source_cancelled(deps: ExtractorDeps, event: SourceCancelled) -> None:
+    """source.cancelled → record the status; the task here (if any) stops at once."""
+    deps.tasks.cancel(event.source_id)
+    if not await mark_cancelled(deps.store, event.source_id, deps.publish):
+        source = await deps.store.sources.get(event.source_id)
+        state = source.status if source else "unknown"
+        log.info("cancel of source %s ignored: it is %s", event.source_id, state)
+
+
+async def on_chunk_extracted(deps: ExtractorDeps, event: ChunkExtracted) -> None:
+    """chunk.extracted → merge it (once; a redelivery is a no-op)."""
+    await merge_chunk(store=deps.store, event=event, publish=deps.publish)
+
+
+async def on_delta_decided(deps: ExtractorDeps, event: KbDeltaDecided) -> None:
+    """kb.delta.decided → apply an approved delta or record a rejection (idempotent)."""
+    outcome = await apply_decision(store=deps.store, event=event, publish=deps.publish)
+    log.info("suggestion %s: %s", event.suggestion_id, outcome)
+
+
+async def on_delta_proposed(deps: ExtractorDeps, event: KbDeltaProposed) -> None:
+    """kb.delta.proposed → logged only (the r42 service stores the pending suggestion)."""
+    del deps
+    log.info("suggestion %s proposed by %s: %d topic(s), %d relation(s)",
+             event.suggestion_id, event.proposed_by, len(event.delta.topics),
+             len(event.delta.relations))  # fmt: skip

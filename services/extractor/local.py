@@ -1,0 +1,97 @@
+"""Running sources without a bus (the CLI when no stack runs) and following them on one."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from services.extractor.cancel import SourceTasks
+from services.extractor.merge import merge_chunk
+from services.extractor.outcomes import mark_cancelled
+from services.extractor.pipeline import ExtractOptions, ExtractResult
+from services.extractor.runner import run_source
+from shared.bus import (
+    ChunkExtracted,
+    Event,
+    SourceCancelled,
+    SourceCompleted,
+    SourceFailed,
+    SourceProgress,
+    ns_subject,
+    parse_event,
+)
+from shared.errors import BadInputError
+from shared.llm import Limiter
+from shared.store import Store
+
+log = logging.getLogger(__name__)
+
+Observer = Callable[[Event], None]
+FOLLOWED = (SourceProgress, SourceCompleted, SourceFailed, SourceCancelled)
+
+
+class LocalBus:
+    """In-process dispatch: chunk.extracted goes straight to the merge step, in order."""
+
+    def __init__(self, store: Store, observer: Observer | None = None) -> None:
+        self._store = store
+        self._observer = observer
+        self.published: list[Event] = []
+
+    async def publish(self, event: Event) -> None:
+        """Deliver one event the way the bus would, without a bus."""
+        self.published.append(event)
+        if isinstance(event, ChunkExtracted):
+            await merge_chunk(store=self._store, event=event, publish=self.publish)
+        elif self._observer is not None:
+            self._observer(event)
+
+
+async def ingest_locally(
+    *,
+    store: Store,
+    source_ids: Iterable[str],
+    limiter: Limiter | None,
+    options: ExtractOptions,
+    observer: Observer | None = None,
+) -> dict[str, ExtractResult]:
+    """Extract registered sources one after another with the pipeline's own functions."""
+    bus = LocalBus(store, observer)
+    tasks = SourceTasks()
+    results: dict[str, ExtractResult] = {}
+    for source_id in source_ids:
+        try:
+            results[source_id] = await run_source(
+                store=store, source_id=source_id, publish=bus.publish, limiter=limiter,
+                options=options, tasks=tasks, last_attempt=True,
+            )  # fmt: skip
+        except asyncio.CancelledError:
+            # Ctrl-C: no extractor would ever resume this source, so it ends as cancelled.
+            with contextlib.suppress(Exception):
+                await asyncio.shield(mark_cancelled(store, source_id, bus.publish))
+            raise
+    return results
+
+
+async def follow_sources(
+    nc: Any, *, source_ids: set[str], observer: Observer, namespace: str = ""
+) -> list[Any]:
+    """Subscribe (core NATS) to the progress and outcome of these sources; returns the subs."""
+
+    async def on_message(msg: Any) -> None:
+        try:
+            event = parse_event(msg.subject, msg.data, namespace=namespace)
+        except BadInputError:
+            return
+        if getattr(event, "source_id", None) in source_ids:
+            observer(event)
+
+    subs = [
+        await nc.subscribe(ns_subject(model.SUBJECT, namespace), cb=on_message)
+        for model in FOLLOWED
+    ]
+    await nc.flush()
+    return subs

@@ -1,0 +1,59 @@
+"""Running one source to its end: cancellation and failures become the source's status."""
+
+from __future__ import annotations
+
+import logging
+
+from services.extractor.cancel import AlreadyRunningError, SourceCancelledError, SourceTasks
+from services.extractor.outcomes import Publish, fail_source, mark_cancelled
+from services.extractor.pipeline import ExtractOptions, ExtractResult, extract_source
+from shared.errors import is_transient
+from shared.llm import Limiter
+from shared.store import Store
+
+log = logging.getLogger(__name__)
+
+
+def describe_error(exc: BaseException) -> str:
+    """The reason stored on a failed source (error classes never carry secrets)."""
+    text = str(exc).strip()
+    return text if text else type(exc).__name__
+
+
+async def run_source(
+    *,
+    store: Store,
+    source_id: str,
+    publish: Publish,
+    limiter: Limiter | None,
+    options: ExtractOptions,
+    tasks: SourceTasks,
+    last_attempt: bool,
+    correlation_id: str = "",
+) -> ExtractResult:
+    """Extract a source as a cancellable task; record cancellation or failure.
+
+    A transient error is re-raised unless this is the last attempt, so the caller's
+    redelivery resumes the source at its first unmerged chunk; anything else (or a
+    transient error on the last attempt) marks the source failed with the reason.
+    """
+    work = extract_source(
+        store=store, source_id=source_id, publish=publish, limiter=limiter,
+        options=options, correlation_id=correlation_id,
+    )  # fmt: skip
+    try:
+        return await tasks.run(source_id, work)
+    except AlreadyRunningError:
+        # A redelivery that reached the process still working on it: that run goes on.
+        log.info("source %s is already being extracted here; duplicate delivery ignored",
+                 source_id)  # fmt: skip
+        return ExtractResult(status="processing")
+    except SourceCancelledError:
+        await mark_cancelled(store, source_id, publish)
+        return ExtractResult(status="cancelled")
+    except Exception as exc:
+        if is_transient(exc) and not last_attempt:
+            log.warning("source %s hit a transient error; it will resume: %s", source_id, exc)
+            raise
+        await fail_source(store, source_id, describe_error(exc), publish)
+        return ExtractResult(status="failed")

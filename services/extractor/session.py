@@ -1,0 +1,107 @@
+"""What an admin command (the CLI) works with: the store, the bus if a stack runs, the LLM."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from faststream.nats import NatsBroker
+
+from services.extractor.config import build_extractor_settings
+from services.extractor.offline import register_offline_handlers
+from services.extractor.outcomes import Publish
+from services.extractor.pipeline import ExtractOptions
+from shared.bus import Event, build_broker, publish_event
+from shared.config import Settings
+from shared.llm import Limiter, LocalLimiter, configure_llm, get_runtime, open_limiter, reset_llm
+from shared.runtime import check_nats, find_running
+from shared.store import Store, open_store
+
+
+def live_nats_url(settings: Settings) -> str | None:
+    """NATS_URL, else the bus of an `r42 up` running on the data dir, else None."""
+    if settings.nats_url:
+        return settings.nats_url
+    state = find_running(settings.data_dir)
+    return state.nats_url if state is not None else None
+
+
+def extract_options() -> ExtractOptions:
+    """Extraction options as the extractor service uses them (R42_EXTRACTOR_*)."""
+    ext = build_extractor_settings()
+    return ExtractOptions(
+        max_chunk_chars=ext.max_chunk_chars,
+        overlap_chars=ext.overlap_chars,
+        output_retries=ext.output_retries,
+        max_output_tokens=ext.max_output_tokens,
+    )
+
+
+@dataclass
+class AdminSession:
+    """The store; `publish`/`broker` when a stack runs (else None); the limiter with an LLM."""
+
+    store: Store
+    nats_url: str | None
+    namespace: str
+    broker: NatsBroker | None = None
+    publish: Publish | None = None
+    limiter: Limiter | None = None
+
+    @property
+    def connection(self) -> Any:
+        """The nats-py connection (for core subscriptions); only with a running stack."""
+        assert self.broker is not None, "no stack is running"
+        return self.broker.connection
+
+
+async def _connect(session: AdminSession, url: str) -> None:
+    await check_nats(url)  # a clear error instead of reconnecting forever
+    broker = build_broker(url, name="r42-cli")
+    session.broker = broker
+    await asyncio.wait_for(broker.connect(), 10)
+
+    async def publish(event: Event) -> None:
+        await publish_event(broker, event, namespace=session.namespace)
+
+    session.publish = publish
+
+
+@contextlib.asynccontextmanager
+async def admin_session(settings: Settings, *, llm: bool = False) -> AsyncIterator[AdminSession]:
+    """Open the store, connect to the running stack if any, configure the LLM if asked."""
+    url = live_nats_url(settings)
+    # The extractor's namespace: empty in production, set by tests sharing one server.
+    namespace = build_extractor_settings().bus_namespace
+    if settings.store is None:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)  # the default SQLite file's home
+    session = AdminSession(store=await open_store(settings.store_url), nats_url=url,
+                           namespace=namespace)  # fmt: skip
+    try:
+        if url is not None:
+            await _connect(session, url)
+        if llm:
+            # Calls made here share the stack's budget when one runs.
+            if settings.limiter == "nats" and url is not None:
+                session.limiter = await open_limiter(mode="nats", nats_url=url)
+            elif settings.limiter != "off":
+                session.limiter = LocalLimiter()
+            configure_llm(settings, limiter=session.limiter)
+            register_offline_handlers()
+        yield session
+    finally:
+        if llm:
+            with contextlib.suppress(Exception):
+                await get_runtime().aclose()
+            reset_llm()
+        closer = getattr(session.limiter, "aclose", None)
+        if closer is not None:
+            with contextlib.suppress(Exception):
+                await closer()
+        if session.broker is not None:
+            with contextlib.suppress(Exception):
+                await session.broker.stop()
+        await session.store.close()

@@ -1,0 +1,146 @@
+"""Checking and registering a source before extraction: one place for every uploader."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from shared.bus import SourceUploaded, derived_event_id
+from shared.errors import BadInputError
+from shared.store import Source, Store
+
+# Text files carry few control characters; more than this share means binary data.
+_MAX_CONTROL_SHARE = 0.05
+_ALLOWED_CONTROLS = frozenset("\t\n\r\f\v")
+TEXT_SUFFIXES = (".md", ".markdown", ".txt")
+
+
+def human_size(size: int) -> str:
+    """A byte count for people: 512 B, 3.1 KB, 5.0 MB."""
+    if size < 1024:
+        return f"{size} B"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KB"
+    return f"{size / (1024 * 1024):.1f} MB"
+
+
+def decode_upload(data: bytes, *, name: str, max_bytes: int) -> str:
+    """The text of an upload, or BadInputError: too large, empty, binary or not UTF-8."""
+    if len(data) > max_bytes:
+        raise BadInputError(
+            f"{name} is {human_size(len(data))}; the limit is {human_size(max_bytes)} "
+            "(R42_MAX_UPLOAD_BYTES)"
+        )
+    if b"\x00" in data:
+        raise BadInputError(f"{name} is a binary file (it contains NUL bytes); upload text")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise BadInputError(
+            f"{name} is not UTF-8 text (invalid byte 0x{data[exc.start]:02x} at offset "
+            f"{exc.start}); save it as UTF-8 and try again"
+        ) from None
+    if not text.strip():
+        raise BadInputError(f"{name} is empty: there is no text to extract")
+    controls = sum(1 for ch in text if ord(ch) < 32 and ch not in _ALLOWED_CONTROLS)
+    if controls > _MAX_CONTROL_SHARE * len(text):
+        raise BadInputError(f"{name} looks like a binary file (control characters); upload text")
+    return text.replace("\r\n", "\n")
+
+
+def read_upload(path: Path, *, max_bytes: int) -> str:
+    """Read and check a local file without loading more than the size limit."""
+    if not path.exists():
+        raise BadInputError(f"{path}: no such file")
+    if not path.is_file():
+        raise BadInputError(f"{path}: not a regular file")
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise BadInputError(
+                f"{path} is {human_size(size)}; the limit is {human_size(max_bytes)} "
+                "(R42_MAX_UPLOAD_BYTES)"
+            )
+        with path.open("rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except OSError as exc:
+        raise BadInputError(f"{path}: cannot read it ({exc.strerror})") from None
+    return decode_upload(data, name=str(path), max_bytes=max_bytes)
+
+
+def sha256_text(text: str) -> str:
+    """The content hash a source is identified by."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def new_source_id() -> str:
+    """A fresh source id."""
+    return f"src-{uuid.uuid4().hex[:16]}"
+
+
+@dataclass(frozen=True)
+class Registration:
+    """A registered source and its upload event, or the completed source it duplicates."""
+
+    source: Source | None
+    event: SourceUploaded | None
+    duplicate_of: Source | None = None
+
+    @property
+    def skipped(self) -> bool:
+        """Whether the same name and content were already extracted (nothing was stored)."""
+        return self.duplicate_of is not None
+
+
+async def completed_duplicate(store: Store, *, name: str, sha256: str, exclude: str = "") -> (
+    Source | None
+):  # fmt: skip
+    """A completed source with the same name and content, if there is one."""
+    for other in await store.sources.find_by_sha256(sha256):
+        if other.id != exclude and other.name == name and other.status == "completed":
+            return other
+    return None
+
+
+async def register_upload(
+    store: Store,
+    *,
+    name: str,
+    text: str,
+    uploaded_by: str,
+    actor: str,
+    source_id: str | None = None,
+) -> Registration:
+    """Store the source and its text (status pending) and build its source.uploaded event.
+
+    A source with the same name and sha256 that already completed is not stored again:
+    the result says which one it duplicates.
+    """
+    if not name.strip():
+        raise BadInputError("a source needs a name")
+    if not text.strip():
+        raise BadInputError(f"{name} is empty: there is no text to extract")
+    digest = sha256_text(text)
+    duplicate = await completed_duplicate(store, name=name, sha256=digest)
+    if duplicate is not None:
+        return Registration(source=None, event=None, duplicate_of=duplicate)
+    source_id = source_id or new_source_id()
+    # Text first: a source row never points at missing text.
+    await store.source_texts.put(source_id, text)
+    source = await store.sources.create(
+        Source(id=source_id, name=name, sha256=digest, who=uploaded_by)
+    )
+    event = SourceUploaded(
+        # Derived from the source: re-publishing after a crash is deduplicated by JetStream.
+        event_id=derived_event_id(SourceUploaded.SUBJECT, source_id),
+        actor=actor,
+        source_id=source_id,
+        name=name,
+        sha256=digest,
+        text_ref=source_id,
+        size=len(text.encode("utf-8")),
+        uploaded_by=uploaded_by,
+    )
+    return Registration(source=source, event=event)

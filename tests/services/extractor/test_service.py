@@ -1,0 +1,281 @@
+"""The extractor service on the real nats-server: events in, graph changes and events out."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from services.extractor.app import (
+    SAMPLE_FLAG,
+    deps_of,
+    ingest_sample_handbook_if_first_start,
+    listen_for_cancels,
+    sample_handbook_dir,
+)
+from services.extractor.cancel import SourceCancelledError, SourceTasks
+from services.extractor.config import ExtractorSettings
+from services.extractor.handlers import ExtractorDeps
+from services.extractor.uploads import register_upload, sha256_text
+from shared.bus import (
+    KbDelta,
+    KbDeltaDecided,
+    SourceCancelled,
+    SourceUploaded,
+    build_broker,
+    publish_event,
+    start_broker,
+)
+from shared.bus import Topic as BusTopic
+from shared.config import build_settings
+from shared.kb import kb_hash
+from shared.runtime.service import ServiceContext
+from shared.store import Source, Store, Suggestion, Topic, open_store
+from tests.fakes.anthropic_server import FakeAnthropic, slow
+
+from .conftest import (
+    EventLog,
+    kg,
+    markdown_responder,
+    running_extractor,
+    sections,
+    topic,
+    until,
+)
+
+
+def sqlite(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 's.db'}"
+
+
+async def upload(ctx: ServiceContext, name: str, text: str) -> str:
+    reg = await register_upload(ctx.store, name=name, text=text, uploaded_by="U1", actor="test")
+    assert reg.source is not None and reg.event is not None
+    await publish_event(ctx.broker, reg.event, namespace=ctx.namespace)
+    return reg.source.id
+
+
+async def test_an_upload_flows_through_extraction_and_merge(
+    nats_url: str, unique: str, tmp_path: Path, fake_anthropic: FakeAnthropic
+) -> None:
+    fake_anthropic.default = markdown_responder()
+    ns = f"x{unique}"
+    log = await EventLog(ns).start(nats_url)
+    try:
+        async with running_extractor(
+            nats_url=nats_url, namespace=ns, fake=fake_anthropic, store_url=sqlite(tmp_path)
+        ) as ctx:
+            source_id = await upload(ctx, "gids.md", sections(3))
+            done = await log.wait_for(lambda: log.of("source.completed", source_id))
+            updated = await log.wait_for(lambda: log.of("kb.updated"))
+            ids = await ctx.store.topics.ids()
+    finally:
+        await log.close()
+    assert ids == {"onderwerp-0", "onderwerp-1", "onderwerp-2"}
+    assert [e.chunk_index for e in log.of("chunk.extracted", source_id)] == [0, 1, 2]
+    assert [e.chunks_done for e in log.of("source.progress", source_id)] == [1, 2, 3]
+    assert done[0].topics_added == 3 and done[0].chunks_total == 3
+    assert updated[0].kb_hash == kb_hash(ids) and set(updated[0].changed_ids) == ids
+    assert len(fake_anthropic.requests) == 3
+
+
+async def test_cancel_stops_the_source_within_the_call_in_flight(
+    nats_url: str, unique: str, tmp_path: Path, fake_anthropic: FakeAnthropic
+) -> None:
+    fake_anthropic.enqueue(kg([topic("een")]), slow(kg([topic("twee")]), 60))
+    ns = f"x{unique}"
+    async with running_extractor(
+        nats_url=nats_url, namespace=ns, fake=fake_anthropic, store_url=sqlite(tmp_path)
+    ) as ctx:
+        source_id = await upload(ctx, "lang.md", sections(4))
+        await until(lambda: len(fake_anthropic.requests) >= 2)
+        await publish_event(
+            ctx.broker, SourceCancelled(source_id=source_id, actor="U1"), namespace=ns
+        )
+        tasks = deps_of(ctx).tasks
+
+        async def stopped() -> bool:
+            source = await ctx.store.sources.get(source_id)
+            return source is not None and source.status == "cancelled" and not tasks.running()
+
+        # The second reply would take 60 s: ending well before proves the call was aborted.
+        await until(stopped, timeout=15)
+        assert len(fake_anthropic.requests) == 2
+        assert await ctx.store.topics.ids() <= {"een"}
+
+
+async def test_every_replica_hears_a_cancel_on_core_nats(
+    nats_url: str, unique: str, tmp_path: Path
+) -> None:
+    ns = f"x{unique}"
+    broker = build_broker(nats_url, name="replica-b")
+    store = await open_store(f"sqlite:///{tmp_path / 's.db'}")
+    try:
+        # A replica with no durable consumers: only the broadcast can reach it.
+        await start_broker(broker, namespace=ns)
+        tasks = SourceTasks()
+        deps = ExtractorDeps(
+            store=store,
+            publish=lambda e: asyncio.sleep(0),
+            limiter=None,
+            settings=build_settings(),
+            extractor=ExtractorSettings(),
+            tasks=tasks,
+        )
+        ctx = ServiceContext(
+            name="extractor",
+            settings=build_settings(),
+            broker=broker,
+            store=store,
+            nats_url=nats_url,
+            namespace=ns,
+            extras={"extractor": deps},
+        )
+        await listen_for_cancels(ctx)
+        work = asyncio.create_task(tasks.run("src-1", asyncio.sleep(60)))
+        await asyncio.sleep(0)
+        assert tasks.running() == ["src-1"]
+        await publish_event(broker, SourceCancelled(source_id="src-1", actor="U1"), namespace=ns)
+        try:
+            await asyncio.wait_for(work, 10)
+            raise AssertionError("the task was not cancelled")
+        except SourceCancelledError as exc:
+            assert exc.source_id == "src-1"
+    finally:
+        for closer in reversed(ctx.closers):
+            await closer()
+        await broker.stop()
+        await store.close()
+
+
+async def test_delta_decisions_apply_reject_and_stay_decided(
+    nats_url: str, unique: str, tmp_path: Path
+) -> None:
+    ns = f"x{unique}"
+    log = await EventLog(ns).start(nats_url)
+    delta = KbDelta(
+        reason="missing",
+        topics=[BusTopic(id="nieuw", label="Nieuw", type="concept")],
+        relations=[{"source": "nieuw", "target": "a", "type": "related_to"}],
+    )
+    try:
+        async with running_extractor(
+            nats_url=nats_url, namespace=ns, store_url=sqlite(tmp_path)
+        ) as ctx:
+            store: Store = ctx.store
+            await store.topics.upsert_many([Topic(id="a", label="A", type="concept")])
+            for sid in ("s1", "s2"):
+                await store.suggestions.create(
+                    Suggestion(id=sid, delta=delta.model_dump(mode="json"), proposed_by="U2")
+                )
+
+            async def decide(sid: str, decision: str) -> None:
+                event = KbDeltaDecided(
+                    suggestion_id=sid,
+                    decision=decision,
+                    decided_by="ADMIN",
+                    delta=delta,
+                    actor="gateway",
+                )
+                await publish_event(ctx.broker, event, namespace=ns)
+
+            await decide("s2", "rejected")
+            await decide("s1", "approved")
+            updated = await log.wait_for(lambda: log.of("kb.updated"))
+            await decide("s1", "rejected")  # a second admin, too late: no effect
+            await decide("s2", "approved")  # already rejected: no effect
+            await decide("s3", "approved")  # unknown to r42 yet; its delta is already in
+
+            async def s3_decided() -> bool:
+                found = await store.suggestions.get("s3")
+                return found is not None and found.status == "approved"
+
+            await until(s3_decided)
+            s1, s2, s3 = [await store.suggestions.get(s) for s in ("s1", "s2", "s3")]
+            created = await store.topics.get("nieuw")
+            relations = await store.relations.list()
+    finally:
+        await log.close()
+    assert s1 is not None and (s1.status, s1.decided_by) == ("approved", "ADMIN")
+    assert s2 is not None and s2.status == "rejected"
+    assert s3 is not None and s3.status == "approved"
+    assert created is not None and created.metadata.source == "suggestion"
+    assert [(r.source, r.target) for r in relations] == [("nieuw", "a")]
+    assert "s1" in updated[0].reason and updated[0].changed_ids == ["a", "nieuw"]
+    assert len(log.of("kb.updated")) == 1  # the later decisions changed nothing
+
+
+async def test_first_start_ingests_the_sample_handbook_once(
+    nats_url: str, unique: str, tmp_path: Path
+) -> None:
+    ns = f"x{unique}"
+    files = sorted(sample_handbook_dir().glob("*.md"))
+    log = await EventLog(ns).start(nats_url)
+    try:
+        async with running_extractor(
+            nats_url=nats_url,
+            namespace=ns,
+            sample_handbook=True,
+            max_chunk_chars=8000,
+            overlap_chars=800,
+            store_url=sqlite(tmp_path),
+        ) as ctx:
+            await log.wait_for(lambda: len(log.of("source.completed")) == len(files), 30)
+            ids = await ctx.store.topics.ids()
+            flag = await ctx.store.settings.get(SAMPLE_FLAG)
+            again = await ingest_sample_handbook_if_first_start(ctx)
+            sources = await ctx.store.sources.list()
+    finally:
+        await log.close()
+    assert len(files) == 10 and again == 0 and flag["published"] == 10
+    assert {"teamlead", "ouderschapsverlof", "rollen", "people-partner"} <= ids
+    assert {s.status for s in sources} == {"completed"} and len(sources) == 10
+    assert not log.of("source.failed")
+
+
+async def test_no_sample_handbook_when_sources_exist(
+    nats_url: str, unique: str, tmp_path: Path
+) -> None:
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    seeded = await open_store(url)
+    await seeded.sources.create(Source(id="src-own", name="own.md", sha256="0" * 64))
+    await seeded.close()
+    async with running_extractor(
+        nats_url=nats_url, namespace=f"x{unique}", store_url=url, sample_handbook=True
+    ) as ctx:
+        assert await ctx.store.settings.get(SAMPLE_FLAG) == {
+            "skipped": "sources existed on first start"
+        }
+        assert [s.id for s in await ctx.store.sources.list()] == ["src-own"]
+
+
+async def test_an_upload_with_only_its_text_stored_gets_its_source_row(
+    nats_url: str, unique: str, tmp_path: Path
+) -> None:
+    ns = f"x{unique}"
+    log = await EventLog(ns).start(nats_url)
+    text = sections(1)
+    good = sha256_text(text)
+    try:
+        async with running_extractor(
+            nats_url=nats_url, namespace=ns, store_url=sqlite(tmp_path)
+        ) as ctx:
+            await ctx.store.source_texts.put("text-1", text)
+            for source_id, digest in (("g-1", good), ("g-2", "f" * 64)):
+                event = SourceUploaded(
+                    source_id=source_id,
+                    name="n.md",
+                    sha256=digest,
+                    text_ref="text-1",
+                    size=len(text),
+                    uploaded_by="U1",
+                    actor="gateway",
+                )
+                await publish_event(ctx.broker, event, namespace=ns)
+            await log.wait_for(lambda: log.of("source.completed", "g-1"))
+            failed = await log.wait_for(lambda: log.of("source.failed", "g-2"))
+            created = await ctx.store.sources.get("g-1")
+            assert await ctx.store.sources.get("g-2") is None
+    finally:
+        await log.close()
+    assert created is not None and created.who == "U1" and created.status == "completed"
+    assert "does not match sha256" in failed[0].error
