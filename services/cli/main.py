@@ -17,6 +17,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "services.cli.ops",
     "services.cli.learn",
     "services.cli.quiz",
+    "services.gateway.cli",
 )
 
 

@@ -18,6 +18,7 @@ from shared.llm import (
 )
 from shared.llm.limiting import Limiter
 from tests.fakes.anthropic_server import FakeAnthropic
+from tests.fakes.slack_server import FakeSlack
 
 # ---------------------------------------------------------------------------------------
 # Anthropic
@@ -78,3 +79,19 @@ def offline_llm(monkeypatch: pytest.MonkeyPatch) -> Iterator[LLMRuntime]:
     monkeypatch.setenv("R42_LLM", "offline")
     yield configure_llm(build_settings(llm="offline"), sink=MemorySink())
     reset_llm()
+
+
+# ---------------------------------------------------------------------------------------
+# Slack
+
+# Distinctive, so tests can assert they never reach a log; never real credentials.
+FAKE_SLACK_BOT_TOKEN = "xoxb-fake-5c1e9a77d0b2-do-not-log"
+FAKE_SLACK_SIGNING_SECRET = "fake-signing-secret-3b8f0d2c41e6-do-not-log"
+FAKE_SLACK_APP_TOKEN = "xapp-fake-77aa10c4e9-do-not-log"
+
+
+@pytest.fixture
+def fake_slack() -> Iterator[FakeSlack]:
+    """A fresh fake Slack Web API on a free loopback port (see tests/fakes/slack_server.py)."""
+    with FakeSlack() as server:
+        yield server

@@ -1,4 +1,11 @@
-"""A fake Slack Web API: a real HTTP server on 127.0.0.1 that records every call."""
+"""A fake Slack Web API: a real HTTP server on 127.0.0.1 that records every call.
+
+Besides `/api/<method>` it serves what a Bolt app talks to: `response_url`s
+(`/respond/<id>`, recorded as method "respond"), private file downloads (`/files/<id>`,
+recorded as "files.download" with the request headers),
+upload URLs, and a Socket Mode websocket (`apps.connections.open` → `/socket`) to which a
+test pushes envelopes with `socket_send` and whose acks land in `socket_acks`.
+"""
 
 from __future__ import annotations
 
@@ -21,6 +28,7 @@ class SlackCall:
     args: dict[str, Any]
     headers: dict[str, str]
     at: float = field(default_factory=time.monotonic)
+    response: dict[str, Any] = field(default_factory=dict)
 
 
 class FakeSlack:
@@ -36,6 +44,8 @@ class FakeSlack:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None
         self._thread: threading.Thread | None = None
+        self._sockets: list[web.WebSocketResponse] = []
+        self.socket_acks: list[dict[str, Any]] = []
         self.port = 0
 
     @property
@@ -54,6 +64,49 @@ class FakeSlack:
             "url_private_download": f"http://127.0.0.1:{self.port}/files/{file_id}",
         }
         self.file_contents[file_id] = content
+
+    def response_url(self, key: str = "r1") -> str:
+        """A response_url whose posts are recorded as method "respond" (args carry `_key`)."""
+        return f"http://127.0.0.1:{self.port}/respond/{key}"
+
+    async def wait_for(
+        self,
+        method: str,
+        count: int = 1,
+        *,
+        timeout: float = 15.0,  # noqa: ASYNC109 - a polling deadline, not a cancel scope
+        where: Any = None,
+    ) -> list[SlackCall]:
+        """Poll until `count` calls to `method` (matching `where(call)`) were recorded."""
+        deadline = time.monotonic() + timeout
+        while True:
+            found = [c for c in self.calls_to(method) if where is None or where(c)]
+            if len(found) >= count:
+                return found
+            if time.monotonic() > deadline:
+                seen = [c.method for c in self.calls]
+                raise AssertionError(f"{count} x {method} not seen within {timeout} s; saw {seen}")
+            await asyncio.sleep(0.02)
+
+    def socket_send(self, envelope: dict[str, Any]) -> None:
+        """Push a Socket Mode envelope to every connected client."""
+        if self._loop is None or not self._sockets:
+            raise RuntimeError("no Socket Mode client is connected")
+        for ws in list(self._sockets):
+            asyncio.run_coroutine_threadsafe(ws.send_json(envelope), self._loop).result(5)
+
+    @property
+    def socket_connected(self) -> bool:
+        """Whether a Socket Mode client is connected."""
+        return bool(self._sockets)
+
+    async def wait_for_socket(self, *, timeout: float = 15.0) -> None:  # noqa: ASYNC109
+        """Poll until a Socket Mode client is connected (the server side registers it last)."""
+        deadline = time.monotonic() + timeout
+        while not self._sockets:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no Socket Mode client connected within {timeout} s")
+            await asyncio.sleep(0.02)
 
     def calls_to(self, method: str) -> list[SlackCall]:
         """The recorded calls to one method, in order."""
@@ -78,9 +131,10 @@ class FakeSlack:
         for key in ("blocks", "view", "attachments"):
             if isinstance(args.get(key), str):
                 args[key] = json.loads(args[key])
+        answer = self._answer(method, args)
         with self._lock:
-            self.calls.append(SlackCall(method, args, dict(request.headers)))
-        return web.json_response(self._answer(method, args))
+            self.calls.append(SlackCall(method, args, dict(request.headers), response=answer))
+        return web.json_response(answer)
 
     def _answer(self, method: str, args: dict[str, Any]) -> dict[str, Any]:
         if method in self.overrides:
@@ -89,6 +143,8 @@ class FakeSlack:
         if method in ("chat.postMessage", "chat.update", "chat.postEphemeral"):
             ts = args.get("ts") if method == "chat.update" else self._next_ts()
             return {"ok": True, "channel": channel, "ts": ts, "message_ts": ts}
+        if method == "apps.connections.open":
+            return {"ok": True, "url": f"ws://127.0.0.1:{self.port}/socket"}
         if method == "auth.test":
             return {"ok": True, "user_id": "UBOT", "bot_id": "BBOT", "team_id": "T0FAKE"}
         if method == "conversations.open":
@@ -107,8 +163,33 @@ class FakeSlack:
             return {"ok": True, "files": args.get("files", [])}
         return {"ok": True}
 
+    async def _handle_respond(self, request: web.Request) -> web.Response:
+        raw = await request.read()
+        args: dict[str, Any] = json.loads(raw) if raw else {}
+        args["_key"] = request.match_info["key"]
+        with self._lock:
+            self.calls.append(SlackCall("respond", args, dict(request.headers)))
+        return web.Response(text="ok")
+
+    async def _handle_socket(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        self._sockets.append(ws)
+        await ws.send_json({"type": "hello", "num_connections": 1})
+        try:
+            async for msg in ws:
+                if msg.type == web.WSMsgType.TEXT:
+                    with self._lock:
+                        self.socket_acks.append(json.loads(msg.data))
+        finally:
+            self._sockets.remove(ws)
+        return ws
+
     async def _handle_file(self, request: web.Request) -> web.Response:
-        content = self.file_contents.get(request.match_info["file_id"])
+        file_id = request.match_info["file_id"]
+        with self._lock:
+            self.calls.append(SlackCall("files.download", {"file": file_id}, dict(request.headers)))
+        content = self.file_contents.get(file_id)
         if content is None:
             return web.Response(status=404)
         return web.Response(body=content)
@@ -129,6 +210,8 @@ class FakeSlack:
             app.router.add_get("/api/{method}", self._handle_api)
             app.router.add_get("/files/{file_id}", self._handle_file)
             app.router.add_post("/upload/{file_id}", self._handle_upload)
+            app.router.add_post("/respond/{key}", self._handle_respond)
+            app.router.add_get("/socket", self._handle_socket)
             self._runner = web.AppRunner(app, access_log=None)
             loop.run_until_complete(self._runner.setup())
             site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -148,6 +231,8 @@ class FakeSlack:
     def stop(self) -> None:
         """Stop the server and its thread."""
         if self._loop is not None:
+            for ws in list(self._sockets):
+                asyncio.run_coroutine_threadsafe(ws.close(), self._loop).result(5)
             self._loop.call_soon_threadsafe(self._loop.stop)
         if self._thread is not None:
             self._thread.join(10)
