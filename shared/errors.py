@@ -1,4 +1,4 @@
-"""One exception tree for R42: transient errors are retried (nack), permanent ones are not (term)."""
+"""One exception tree: transient errors are retried (nack), permanent ones are not (term)."""
 
 from __future__ import annotations
 

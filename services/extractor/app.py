@@ -29,6 +29,7 @@ from services.extractor.config import ExtractorSettings, build_extractor_setting
 from services.extractor.handlers import ExtractorDeps
 from services.extractor.offline import register_offline_handlers
 from services.extractor.outcomes import ACTOR
+from services.extractor.sync_rpc import answer_sync
 from services.extractor.uploads import read_upload, register_upload, sha256_text
 from shared.bus import (
     ChunkExtracted,
@@ -40,7 +41,13 @@ from shared.bus import (
     ns_subject,
     parse_event,
     publish_event,
+    serve_rpc,
     subscribe_event,
+)
+from shared.bus.extractor_rpc import (
+    SYNC_HANDBOOK_SUBJECT,
+    HandbookSyncReply,
+    HandbookSyncRequest,
 )
 from shared.config import Settings, build_settings
 from shared.errors import BadInputError, R42Error
@@ -101,6 +108,13 @@ def build_hooks(extractor: ExtractorSettings | None = None) -> tuple[Hook, Hook]
 
     async def on_started(ctx: ServiceContext) -> None:
         await listen_for_cancels(ctx)
+        sync_lock = asyncio.Lock()
+
+        async def on_sync(request: HandbookSyncRequest) -> HandbookSyncReply:
+            return await answer_sync(request, deps=deps_of(ctx), lock=sync_lock)
+
+        await serve_rpc(ctx.broker, SYNC_HANDBOOK_SUBJECT, request_model=HandbookSyncRequest,
+                        handler=on_sync, namespace=ctx.namespace, max_concurrency=2)  # fmt: skip
         await ingest_sample_handbook_if_first_start(ctx)
 
     return register, on_started

@@ -9,7 +9,6 @@ import pytest
 
 from services.gateway import actions as ids
 from services.gateway import blocks_admin as ba
-from services.gateway.handbook import SYNC_SUBJECT, HandbookSyncReply, HandbookSyncRequest
 from services.gateway.slack_commands import UPLOAD_KEY
 from shared.bus import (
     SourceCancelled,
@@ -19,6 +18,8 @@ from shared.bus import (
     publish_event,
     serve_rpc,
 )
+from shared.bus.extractor_rpc import SYNC_HANDBOOK_SUBJECT as SYNC_SUBJECT
+from shared.bus.extractor_rpc import HandbookSyncReply, HandbookSyncRequest
 from tests.fakes.fixtures import FAKE_SLACK_BOT_TOKEN
 from tests.fakes.slack_server import FakeSlack
 from tests.services.gateway.conftest import Tap

@@ -1,0 +1,37 @@
+"""The extractor's answer to `rpc.extractor.sync_handbook` (an admin's sync from Slack)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from services.extractor.handbook import sync_handbook
+from services.extractor.handlers import ExtractorDeps
+from shared.bus.extractor_rpc import HandbookSyncReply, HandbookSyncRequest
+from shared.errors import BadInputError
+
+
+async def answer_sync(
+    request: HandbookSyncRequest, *, deps: ExtractorDeps, lock: asyncio.Lock
+) -> HandbookSyncReply:
+    """Sync the handbook for an admin; one sync at a time per replica."""
+    admins = deps.settings.admins
+    # Authorised here, not only by the caller: an unlisted user is refused whatever it claims.
+    if not request.is_admin or (admins and request.user_id not in admins):
+        raise BadInputError("alleen beheerders kunnen het handboek synchroniseren")
+    if not (deps.settings.handbook_owner and deps.settings.handbook_repo):
+        raise BadInputError(
+            "er is geen handboek ingesteld: zet R42_HANDBOOK_OWNER en R42_HANDBOOK_REPO"
+        )
+    if lock.locked():
+        raise BadInputError("er loopt al een handboek-synchronisatie; probeer het straks opnieuw")
+    async with lock:
+        report = await sync_handbook(
+            store=deps.store, settings=deps.settings, limiter=deps.limiter,
+            options=deps.options, publish=deps.publish,
+        )  # fmt: skip
+    failed = [f for f in report.files if f.status == "failed"]
+    message = "; ".join(f"{f.path}: {f.error}" for f in failed[:5])
+    return HandbookSyncReply(
+        changed=report.count("changed"), unchanged=report.count("unchanged"),
+        failed=len(failed), message=message[:4000],
+    )  # fmt: skip

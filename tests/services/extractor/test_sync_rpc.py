@@ -1,0 +1,64 @@
+"""An admin's handbook sync over rpc.extractor.sync_handbook: authorised, configured, counted."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from services.extractor.cancel import SourceTasks
+from services.extractor.config import build_extractor_settings
+from services.extractor.handlers import ExtractorDeps
+from services.extractor.sync_rpc import answer_sync
+from shared.bus.extractor_rpc import HandbookSyncRequest
+from shared.errors import BadInputError
+from shared.store import Store
+
+from .fake_github import FakeGitHub
+from .test_handbook import VERLOF, settings_for
+
+
+def deps_for(store: Store, settings: Any) -> tuple[ExtractorDeps, list[Any]]:
+    published: list[Any] = []
+
+    async def publish(event: Any) -> None:
+        published.append(event)
+
+    deps = ExtractorDeps(store=store, publish=publish, limiter=None, settings=settings,
+                         extractor=build_extractor_settings(), tasks=SourceTasks())  # fmt: skip
+    return deps, published
+
+
+async def test_admin_sync_reports_counts(store: Store, offline_extractor: Any) -> None:
+    with FakeGitHub() as github:
+        github.files = {"handbook/verlof.md": VERLOF}
+        deps, published = deps_for(store, settings_for(github, admins=["UADMIN"]))
+        request = HandbookSyncRequest(user_id="UADMIN", is_admin=True)
+        reply = await answer_sync(request, deps=deps, lock=asyncio.Lock())
+        assert (reply.changed, reply.unchanged, reply.failed) == (1, 0, 0)
+        assert "vakantiedagen" in await store.topics.ids()
+        assert [e.SUBJECT for e in published] == ["kb.updated"]
+        again = await answer_sync(request, deps=deps, lock=asyncio.Lock())
+        assert (again.changed, again.unchanged) == (0, 1)
+
+
+async def test_non_admin_is_refused_whatever_it_claims(
+    store: Store, offline_extractor: Any
+) -> None:
+    with FakeGitHub() as github:
+        github.files = {"handbook/verlof.md": VERLOF}
+        deps, published = deps_for(store, settings_for(github, admins=["UADMIN"]))
+        for request in (HandbookSyncRequest(user_id="U1", is_admin=True),
+                        HandbookSyncRequest(user_id="UADMIN", is_admin=False)):  # fmt: skip
+            with pytest.raises(BadInputError, match="beheerders"):
+                await answer_sync(request, deps=deps, lock=asyncio.Lock())
+        assert await store.topics.ids() == set() and published == []
+
+
+async def test_unconfigured_handbook_is_a_clear_error(store: Store, offline_extractor: Any) -> None:
+    with FakeGitHub() as github:
+        deps, _ = deps_for(store, settings_for(github, handbook_owner=None))
+        with pytest.raises(BadInputError, match="R42_HANDBOOK_OWNER"):
+            await answer_sync(HandbookSyncRequest(user_id="U", is_admin=True), deps=deps,
+                              lock=asyncio.Lock())  # fmt: skip
