@@ -18,6 +18,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "services.cli.learn",
     "services.cli.quiz",
     "services.gateway.cli",
+    "services.cli.eval",
 )
 
 

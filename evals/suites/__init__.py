@@ -1,0 +1,1 @@
+"""The eval suites, one module each (see evals/suite.py for the contract)."""
