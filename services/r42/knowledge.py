@@ -32,9 +32,6 @@ log = logging.getLogger(__name__)
 SUMMARY_CHARS = 1000
 CONTEXT_CONTENT_CHARS = 2000
 CONTEXT_MAX_TOPICS = 10
-# Summaries are read one topic at a time (the store has no bulk content read); above this
-# many topics the index is built from topic text alone so a rebuild stays fast.
-SUMMARY_LOOKUP_LIMIT = 1000
 
 
 @dataclass(frozen=True)
@@ -54,13 +51,13 @@ class KbSnapshot:
 
 
 async def _summaries(store: Store, topic_ids: list[str]) -> dict[str, str]:
-    if len(topic_ids) > SUMMARY_LOOKUP_LIMIT:
-        return {}
+    wanted = set(topic_ids)
     out: dict[str, str] = {}
-    for topic_id in topic_ids:
-        text = content_text(await store.content.get(topic_id), limit=SUMMARY_CHARS)
-        if text:
-            out[topic_id] = text
+    for content in await store.content.list():
+        if content.topic_id in wanted:
+            text = content_text(content, limit=SUMMARY_CHARS)
+            if text:
+                out[content.topic_id] = text
     return out
 
 

@@ -142,6 +142,9 @@ class ContentRepository(Protocol):
     async def get(self, topic_id: str) -> Content | None:
         """A topic's content or None."""
 
+    async def list(self) -> list[Content]:
+        """Every topic's content, ordered by topic id (one read for indexing)."""
+
     async def put(self, content: Content) -> None:
         """Replace a topic's content."""
 

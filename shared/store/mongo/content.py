@@ -30,6 +30,11 @@ class MongoContent:
         doc = await self._db["content"].find_one({"_id": topic_id})
         return _content(doc) if doc else None
 
+    async def list(self) -> list[Content]:
+        """Every topic's content, ordered by topic id (one read for indexing)."""
+        docs = await self._db["content"].find({}).sort("_id", 1).to_list(None)
+        return [_content(doc) for doc in docs]
+
     async def put(self, content: Content) -> None:
         """Replace a topic's content."""
         doc = content.model_dump(exclude={"topic_id"})

@@ -48,6 +48,12 @@ class SqliteContent:
         row = await self._db.read(lambda c: c.execute(sql, (topic_id,)).fetchone())
         return _content(row) if row else None
 
+    async def list(self) -> list[Content]:
+        """Every topic's content, ordered by topic id (one read for indexing)."""
+        sql = f"SELECT {_COLUMNS} FROM content ORDER BY topic_id"
+        rows = await self._db.read(lambda c: c.execute(sql).fetchall())
+        return [_content(row) for row in rows]
+
     async def put(self, content: Content) -> None:
         """Replace a topic's content."""
         params = (

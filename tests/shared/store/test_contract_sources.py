@@ -83,6 +83,9 @@ async def test_content_parts_staleness(store: Store) -> None:
         "scrum", "infographic", {"nodes": [1]}, prompt_version=None, topic_fingerprint="f2"
     )
     assert await store.content.list_stale() == ["okr"]
+    listed = await store.content.list()
+    assert [c.topic_id for c in listed] == ["okr", "scrum"]
+    assert listed[1].article == article and listed[1].infographic == {"nodes": [1]}
     with pytest.raises(BadInputError):
         await store.content.set_part(
             "scrum", "video", {}, prompt_version=None, topic_fingerprint=None
