@@ -82,6 +82,9 @@ def build_broker(
         graceful_timeout=graceful_timeout,
         # Per-message "Received/Processed" lines are noise at INFO in production.
         log_level=log_level,
+        # A plain logger that propagates to the process's handlers: FastStream's default one
+        # forces ANSI colours, which end up in the service log files.
+        logger=options.pop("logger", logging.getLogger("r42.faststream")),
         **options,
     )
 
