@@ -31,6 +31,7 @@ def build_app() -> typer.Typer:
         add_completion=False,
         pretty_exceptions_enable=False,
     )
+
     @app.callback()
     def root() -> None:
         """R42 command line."""
