@@ -16,6 +16,7 @@ up: $(STAMP)
 	$(BIN)/r42 up
 
 test: $(STAMP)
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)
