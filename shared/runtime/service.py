@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from faststream.nats import NatsBroker
+from pydantic import ValidationError
 
 from shared.config import Settings, build_settings
 from shared.errors import ConfigError, R42Error
@@ -136,7 +137,13 @@ async def serve_until_stopped(
 
 def service_main(name: str, *, register: Register, on_started: Register | None = None) -> None:
     """Entry point of `python -m services.<name>`: logging, then serve until stopped."""
-    settings = build_settings()
+    try:
+        settings = build_settings()
+    except ValidationError as exc:  # locations and messages only: inputs may be secrets
+        from shared.store import describe_validation
+
+        print(f"{name}: invalid settings: {describe_validation(exc)}", file=sys.stderr)
+        sys.exit(2)
     logging.basicConfig(
         level=settings.log_level.upper(),
         format=f"%(asctime)s %(levelname)s [{name}] %(name)s: %(message)s",

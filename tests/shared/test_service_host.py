@@ -42,3 +42,18 @@ def test_nats_url_needs_env_or_running_stack(tmp_path) -> None:
     settings = build_settings(data_dir=tmp_path)
     with pytest.raises(ConfigError, match="r42 up"):
         resolve_nats_url(settings)
+
+
+def test_bad_settings_exit_with_a_clear_line_not_a_traceback(tmp_path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "R42_LLM": "bogus", "R42_DATA_DIR": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-m", "services.telemetry"], env=env, capture_output=True, text=True,
+        timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "telemetry: invalid settings: llm:" in done.stderr
+    assert "Traceback" not in done.stderr
