@@ -56,7 +56,7 @@ RPM = 60
 HEADROOM = 0.02
 WINDOW_S, WINDOW_REQUESTS = 12.0, 12
 GOAL = 1.05
-API_KEY = "sk-ant-bench-not-a-real-key"
+API_KEY = "fake-bench-key-not-real"
 CHUNK_CHARS = 400
 
 

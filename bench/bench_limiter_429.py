@@ -47,7 +47,7 @@ DURATION_S = 18.0  # three windows
 HEADROOM = 0.02
 # A request already on the wire when a pause is announced may still arrive after it.
 IN_FLIGHT_GRACE_S = 0.05
-FAKE_KEY = "sk-ant-fake-bench-not-a-real-key"
+FAKE_KEY = "fake-bench-key-not-real"
 INJECT_AT_S = DURATION_S / 2
 INJECTED_RETRY_AFTER_S = 2
 

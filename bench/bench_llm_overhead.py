@@ -33,7 +33,7 @@ from shared.config import build_settings  # noqa: E402
 from shared.llm import MemorySink, Tool, call_llm, configure_llm  # noqa: E402
 
 GOAL = 1.10
-API_KEY = "sk-ant-bench-not-a-real-key"
+API_KEY = "fake-bench-key-not-real"
 TOOL_INPUT = {
     "topics": [
         {"id": "onboarding", "label": "Onboarding", "summary": "How new hires start."},

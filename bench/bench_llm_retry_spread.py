@@ -115,7 +115,7 @@ async def one_round(
 
 async def run(server: subprocess.Popen[str], url: str, calls: int, rounds: int) -> None:
     settings = build_settings(
-        anthropic_base_url=url, anthropic_api_key="sk-ant-bench-fake", llm="anthropic"
+        anthropic_base_url=url, anthropic_api_key="fake-bench-key-not-real", llm="anthropic"
     )
     runtime = configure_llm(settings, sink=MemorySink(), retry=RetryPolicy())  # base 1 s
     ratios = [await one_round(server, calls, i + 1) for i in range(rounds)]
