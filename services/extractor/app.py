@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import signal
 import sys
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
@@ -49,9 +48,8 @@ from shared.bus.extractor_rpc import (
     HandbookSyncReply,
     HandbookSyncRequest,
 )
-from shared.config import Settings, build_settings
 from shared.errors import BadInputError, R42Error
-from shared.runtime.service import ServiceContext, start_service, stop_service
+from shared.runtime.service import ServiceContext, service_main
 from shared.store import describe_validation
 
 log = logging.getLogger(__name__)
@@ -170,26 +168,9 @@ async def ingest_sample_handbook_if_first_start(ctx: ServiceContext) -> int:
     return published
 
 
-async def serve(settings: Settings, extractor: ExtractorSettings) -> None:
-    """Run the extractor until SIGTERM / SIGINT, then stop cleanly."""
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    register, on_started = build_hooks(extractor)
-    ctx = await start_service(NAME, register=register, on_started=on_started,
-                              settings=settings, namespace=extractor.bus_namespace)  # fmt: skip
-    try:
-        await stop.wait()
-    finally:
-        log.info("%s stopping", NAME)
-        await stop_service(ctx)
-
-
 def main() -> None:
-    """`python -m services.extractor`: like service_main, plus the extractor's own settings."""
+    """`python -m services.extractor`: service_main, plus the extractor's own settings."""
     try:
-        settings = build_settings()
         extractor = build_extractor_settings()
     except ValidationError as exc:  # locations and messages only: inputs may be secrets
         print(f"{NAME}: invalid settings: {describe_validation(exc)}", file=sys.stderr)
@@ -197,12 +178,5 @@ def main() -> None:
     except R42Error as exc:
         print(f"{NAME}: {exc}", file=sys.stderr)
         sys.exit(2)
-    logging.basicConfig(
-        level=settings.log_level.upper(),
-        format=f"%(asctime)s %(levelname)s [{NAME}] %(name)s: %(message)s",
-    )
-    try:
-        asyncio.run(serve(settings, extractor))
-    except R42Error as exc:
-        print(f"{NAME}: {exc}", file=sys.stderr)
-        sys.exit(2)
+    register, on_started = build_hooks(extractor)
+    service_main(NAME, register=register, on_started=on_started, namespace=extractor.bus_namespace)

@@ -14,7 +14,7 @@ from typing import Any
 from faststream.nats import NatsBroker
 from pydantic import ValidationError
 
-from shared.config import Settings, build_settings
+from shared.config import Settings, build_settings, redact_url
 from shared.errors import ConfigError, R42Error
 from shared.llm import Limiter, LimiterConfig, configure_llm, open_limiter, reset_llm
 from shared.store import Store, open_store
@@ -92,7 +92,7 @@ async def start_service(
     except BaseException:
         await stop_service(ctx)
         raise
-    log.info("%s started (nats %s)", name, _redacted(url))
+    log.info("%s started (nats %s)", name, redact_url(url))
     return ctx
 
 
@@ -120,14 +120,21 @@ async def stop_service(ctx: ServiceContext) -> None:
 
 
 async def serve_until_stopped(
-    name: str, *, register: Register, on_started: Register | None = None
+    name: str,
+    *,
+    register: Register,
+    on_started: Register | None = None,
+    settings: Settings | None = None,
+    namespace: str = "",
 ) -> None:
     """Run a service until SIGTERM / SIGINT, then stop it cleanly."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    ctx = await start_service(name, register=register, on_started=on_started)
+    ctx = await start_service(
+        name, register=register, on_started=on_started, settings=settings, namespace=namespace
+    )
     try:
         await stop.wait()
     finally:
@@ -135,7 +142,9 @@ async def serve_until_stopped(
         await stop_service(ctx)
 
 
-def service_main(name: str, *, register: Register, on_started: Register | None = None) -> None:
+def service_main(
+    name: str, *, register: Register, on_started: Register | None = None, namespace: str = ""
+) -> None:
     """Entry point of `python -m services.<name>`: logging, then serve until stopped."""
     try:
         settings = build_settings()
@@ -149,14 +158,16 @@ def service_main(name: str, *, register: Register, on_started: Register | None =
         format=f"%(asctime)s %(levelname)s [{name}] %(name)s: %(message)s",
     )
     try:
-        asyncio.run(serve_until_stopped(name, register=register, on_started=on_started))
+        asyncio.run(
+            serve_until_stopped(
+                name,
+                register=register,
+                on_started=on_started,
+                settings=settings,
+                namespace=namespace,
+            )
+        )
     except R42Error as exc:
         # A clear one-line reason for the supervisor's log instead of a traceback.
         print(f"{name}: {exc}", file=sys.stderr)
         sys.exit(2)
-
-
-def _redacted(url: str) -> str:
-    from shared.bus import redact_url
-
-    return redact_url(url)
