@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+# scheme://user:pass@ (or a comma-separated list of such URLs/hosts): every user-info part.
+_USERINFO_RE = re.compile(r"(?<=[/,])[^/@,\s]+@")
+
+
+def redact_url(url: str) -> str:
+    """The URL with user info masked (credentials never reach logs or errors); multi-host safe."""
+    return _USERINFO_RE.sub("***@", url)
+
 
 DEFAULT_MODEL_FAST = "claude-haiku-4-5"
 DEFAULT_MODEL_STANDARD = "claude-sonnet-4-6"

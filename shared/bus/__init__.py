@@ -12,7 +12,6 @@ from shared.bus.broker import (
     jetstream,
     publish_event,
     reconnect_delay,
-    redact_url,
 )
 from shared.bus.chat import (
     CHAT_SUBJECT,
@@ -86,6 +85,7 @@ from shared.bus.subjects import (
     subjects_overlap,
 )
 from shared.bus.telemetry import BusTelemetrySink
+from shared.config import redact_url
 
 __all__ = [
     "CHAT_SUBJECT",

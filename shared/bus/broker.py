@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import random
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,15 +21,8 @@ from shared.errors import BadInputError, BusError, ConfigError
 
 log = logging.getLogger(__name__)
 
-# scheme://user:pass@ (or a comma-separated list of such); masks every user-info part.
-_USERINFO_RE = re.compile(r"(?<=[/,])[^/@,\s]+@")
 RECONNECT_BASE_S = 0.5
 RECONNECT_CAP_S = 15.0
-
-
-def redact_url(url: str) -> str:
-    """The URL with user info masked (credentials never reach logs or errors); multi-host safe."""
-    return _USERINFO_RE.sub("***@", url)
 
 
 def reconnect_delay(

@@ -11,9 +11,10 @@ from faststream.nats import NatsBroker
 from nats.errors import Error as NatsError
 from nats.js.errors import BadRequestError
 
-from shared.bus.broker import jetstream, redact_url
+from shared.bus.broker import jetstream
 from shared.bus.consumer import declared_consumers
 from shared.bus.streams import STREAMS, StreamAction, StreamSpec, ensure_streams
+from shared.config import redact_url
 from shared.errors import BusError, ConfigError
 
 log = logging.getLogger(__name__)

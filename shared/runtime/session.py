@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import nats
 from nats.aio.client import Client as NatsClient
 from nats.errors import Error as NatsError
 
+from shared.config import redact_url
 from shared.errors import BusError, ConfigError
 from shared.runtime.nats_server import EmbeddedNatsServer
 from shared.runtime.state import (
@@ -27,12 +27,8 @@ from shared.runtime.supervisor import RestartPolicy, ServiceSpec, Supervisor, Su
 
 log = logging.getLogger(__name__)
 
-_USERINFO_RE = re.compile(r"(?<=://)[^/@\s]*@")
-
-
-def display_url(url: str) -> str:
-    """The URL with any user info masked (also multi-host and sqlite URLs, unlike urlsplit)."""
-    return _USERINFO_RE.sub("***@", url)
+# The one masking rule, under the name the CLI and runtime already use.
+display_url = redact_url
 
 
 async def connect_nats(
