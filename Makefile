@@ -1,16 +1,13 @@
 # Every target bootstraps .venv from pyproject.toml when it is missing or stale.
-PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: up test bench eval lint docs clean
+.PHONY: up test check types imports bench eval lint docs teams-package clean
 
-$(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+# A 3.12+ interpreter: $(PYTHON) if given, else the first python3.1x on PATH, else pyenv's.
+$(STAMP): pyproject.toml scripts/bootstrap.sh
+	@bash scripts/bootstrap.sh "$(VENV)" "$(PYTHON)"
 
 up: $(STAMP)
 	$(BIN)/r42 up
@@ -18,6 +15,15 @@ up: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
+
+# The architecture and type checks (run by `make test` once the tree is clean).
+check: imports types
+
+imports: $(STAMP)
+	$(BIN)/lint-imports
+
+types: $(STAMP)
+	$(BIN)/mypy
 
 bench: $(STAMP)
 	@for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
@@ -33,4 +39,4 @@ docs: $(STAMP)
 	$(BIN)/python -m shared.bus.asyncapi --out docs/asyncapi.yaml
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache

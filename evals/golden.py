@@ -70,7 +70,7 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def parse_model(model: type[M], data: Any, *, where: str) -> M:
+def parse_model[M: BaseModel](model: type[M], data: Any, *, where: str) -> M:
     """Validate golden data against its model; BadInputError says where and what."""
     try:
         return model.model_validate(data)
@@ -125,12 +125,12 @@ def share(hits: int, total: int) -> float | None:
     return hits / total if total else None
 
 
-def limited(items: Sequence[T], limit: int | None) -> list[T]:
+def limited[T](items: Sequence[T], limit: int | None) -> list[T]:
     """The first `limit` items (all when limit is None)."""
     return list(items if limit is None else items[:limit])
 
 
-def with_override(base: M, override: BaseModel | None) -> M:
+def with_override[M: BaseModel](base: M, override: BaseModel | None) -> M:
     """`base` with the fields the override block set (a provider's expectations)."""
     if override is None:
         return base

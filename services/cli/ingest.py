@@ -64,7 +64,7 @@ def load_settings() -> Settings:
         fail(f"invalid settings: {describe_validation(exc)}", code=2)
 
 
-def run(main: Callable[[], Awaitable[T]]) -> T:
+def run[T](main: Callable[[], Awaitable[T]]) -> T:
     """Run a coroutine; R42 errors become a clean message and exit code 1."""
     try:
         return asyncio.run(main())  # type: ignore[arg-type]

@@ -53,7 +53,7 @@ def store_url(option: str | None) -> str:
         fail(f"invalid settings: {describe_validation(exc)}")
 
 
-def run_on_store(url: str, action: Callable[[Store], Awaitable[T]]) -> T:
+def run_on_store[T](url: str, action: Callable[[Store], Awaitable[T]]) -> T:
     """Open the store, run action, close; R42 errors become a clean message and exit code 1."""
 
     async def main() -> T:

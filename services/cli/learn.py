@@ -51,7 +51,7 @@ class _LearnGroup(TyperGroup):
         return super().parse_args(ctx, args)
 
 
-def _run(store_option: str | None, action: Callable[[Store], Awaitable[T]]) -> T:
+def _run[T](store_option: str | None, action: Callable[[Store], Awaitable[T]]) -> T:
     """Configure the LLM, open the store, run the action; R42 errors exit 1 with a message."""
     try:
         settings = build_settings(**({"store": store_option} if store_option else {}))

@@ -65,7 +65,7 @@ def _settings(store: str | None) -> Settings:
     return settings.model_copy(update={"store": store}) if store else settings
 
 
-def run_with_quiz(settings: Settings, action: Callable[[Store], Awaitable[T]]) -> T:
+def run_with_quiz[T](settings: Settings, action: Callable[[Store], Awaitable[T]]) -> T:
     """Open the store, configure the LLM (offline questions registered), run, clean up."""
 
     async def main() -> T:

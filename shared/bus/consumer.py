@@ -207,7 +207,7 @@ async def _raw_body(message: StreamMessage[Any]) -> bytes:
     return message.body  # type: ignore[no-any-return]
 
 
-def subscribe_event(
+def subscribe_event[E: Event](
     broker: NatsBroker,
     event_cls: type[E],
     *,

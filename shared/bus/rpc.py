@@ -16,7 +16,7 @@ import contextlib
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from faststream.exceptions import IncorrectState
 from faststream.nats import NatsBroker
@@ -78,7 +78,7 @@ def _error_body(kind: ErrorKind, message: str) -> bytes:
     return json.dumps({"error": message[:4000], "kind": kind}).encode()
 
 
-class RpcServer(Generic[Req]):
+class RpcServer[Req: BaseModel]:
     """A running responder: one queue-group subscription, requests handled concurrently."""
 
     def __init__(
@@ -149,7 +149,7 @@ class RpcServer(Generic[Req]):
                 task.cancel()
 
 
-async def serve_rpc(
+async def serve_rpc[Req: BaseModel](
     broker: NatsBroker,
     subject: str,
     *,
@@ -176,7 +176,7 @@ async def serve_rpc(
     return server
 
 
-async def request(
+async def request[Resp: BaseModel](
     broker: NatsBroker,
     subject: str,
     payload: BaseModel,
@@ -207,7 +207,7 @@ async def request(
     return _typed_reply(subject, reply, response_model)
 
 
-def _typed_reply(subject: str, reply: Any, response_model: type[Resp]) -> Resp:
+def _typed_reply[Resp: BaseModel](subject: str, reply: Any, response_model: type[Resp]) -> Resp:
     kind = (reply.headers or {}).get(ERROR_HEADER)
     if kind:
         try:

@@ -61,7 +61,7 @@ NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)
 M = TypeVar("M", bound=BaseModel)
 
 
-def build(model: type[M], /, **fields: Any) -> M:
+def build[M: BaseModel](model: type[M], /, **fields: Any) -> M:
     """Validate arguments into a model, turning a ValidationError into BadInputError."""
     try:
         return model.model_validate(fields)

@@ -40,7 +40,7 @@ def translate(exc: PyMongoError) -> R42Error:
     return StoreError(f"MongoDB failed: {type(exc).__name__} ({getattr(exc, 'code', None)})")
 
 
-def mongo_errors(cls: C) -> C:
+def mongo_errors[C: type](cls: C) -> C:
     """Class decorator: public coroutine methods raise R42 errors instead of PyMongo's."""
     for name, member in list(vars(cls).items()):
         if name.startswith("_") or not inspect.iscoroutinefunction(member):
