@@ -15,9 +15,9 @@ find_python() {
             command -v "$name"; return
         fi
     done
-    # pyenv keeps interpreters off PATH unless selected; take the newest 3.12+ it has.
+    # pyenv keeps interpreters off PATH unless selected; take its oldest 3.12+ (the one CI runs).
     root=${PYENV_ROOT:-$HOME/.pyenv}
-    for dir in $(ls -d "$root"/versions/3.1[2-9]* 2>/dev/null | sort -rV); do
+    for dir in $(ls -d "$root"/versions/3.1[2-9]* 2>/dev/null | sort -V); do
         if [ -x "$dir/bin/python3" ]; then echo "$dir/bin/python3"; return; fi
     done
 }
