@@ -35,6 +35,17 @@ def build_app() -> typer.Typer:
     @app.callback()
     def root() -> None:
         """R42 command line."""
+        # Checked once for every command: a bad setting is one line and exit 2, never a
+        # traceback from deep inside a command.
+        from pydantic import ValidationError
+
+        from shared.config import build_settings, describe_settings_error
+
+        try:
+            build_settings()
+        except ValidationError as exc:
+            typer.echo(f"r42: invalid settings: {describe_settings_error(exc)}", err=True)
+            raise typer.Exit(2) from None
 
     @app.command()
     def version() -> None:

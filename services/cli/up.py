@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.text import Text
 
-from shared.config import Settings, build_settings
+from shared.config import Settings, build_settings, describe_settings_error
 from shared.errors import R42Error
 from shared.runtime import (
     EmbeddedRuntime,
@@ -206,8 +206,8 @@ def run_up(*, data_dir: Path | None, console: bool, service_names: list[str]) ->
         settings = build_settings(**({"data_dir": data_dir} if data_dir else {}))
     except ValidationError as exc:
         # Locations and messages only: the rejected input may be a secret.
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        err.print(Text(f"r42 up: invalid settings: {problems}", style="bold red"))
+        problems = describe_settings_error(exc)
+        err.print(Text(f"r42 up: invalid settings: {problems}", style="bold red"), soft_wrap=True)
         return EXIT_USAGE
     from services.registry import available_services, select_services
 
