@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from faststream.exceptions import IncorrectState
@@ -42,6 +44,18 @@ def _pick_server(servers: list[Server], _info: dict[str, Any]) -> tuple[Server |
     return server, reconnect_delay(server.reconnects)
 
 
+@dataclass(frozen=True)
+class NatsAuth:
+    """A client's NATS identity: its nkey seed file and the inbox prefix it may subscribe to."""
+
+    seed_file: Path
+    inbox_prefix: str = "_INBOX"
+
+    def options(self) -> dict[str, Any]:
+        """nats-py connect() keyword arguments."""
+        return {"nkeys_seed": str(self.seed_file), "inbox_prefix": self.inbox_prefix}
+
+
 def build_broker(
     url: str | Sequence[str],
     *,
@@ -52,6 +66,7 @@ def build_broker(
     drain_timeout: int = 10,
     graceful_timeout: float | None = 15.0,
     log_level: int = logging.DEBUG,
+    auth: NatsAuth | None = None,
     **options: Any,
 ) -> NatsBroker:
     """A NatsBroker that reconnects forever with jittered backoff; nothing connects yet."""
@@ -77,6 +92,7 @@ def build_broker(
         # A plain logger that propagates to the process's handlers: FastStream's default one
         # forces ANSI colours, which end up in the service log files.
         logger=options.pop("logger", logging.getLogger("r42.faststream")),
+        **(auth.options() if auth else {}),
         **options,
     )
 
