@@ -10,6 +10,8 @@ import typer
 # nothing happens at import time.
 COMMAND_MODULES: tuple[str, ...] = (
     "services.cli.up",
+    "services.cli.status",
+    "services.cli.creds",
     "services.cli.events",
     "services.cli.kb",
     "services.cli.chat",

@@ -14,10 +14,11 @@ from services.extractor.config import build_extractor_settings
 from services.extractor.offline import register_offline_handlers
 from services.extractor.outcomes import Publish
 from services.extractor.pipeline import ExtractOptions
-from shared.bus import Event, build_broker, publish_event
+from shared.bus import Event, NatsAuth, build_broker, publish_event
 from shared.config import Settings
 from shared.llm import Limiter, LocalLimiter, configure_llm, get_runtime, open_limiter, reset_llm
 from shared.runtime import check_nats, find_running
+from shared.runtime.session import client_auth
 from shared.store import Store, open_store
 
 
@@ -58,9 +59,9 @@ class AdminSession:
         return self.broker.connection
 
 
-async def _connect(session: AdminSession, url: str) -> None:
-    await check_nats(url)  # a clear error instead of reconnecting forever
-    broker = build_broker(url, name="r42-cli")
+async def _connect(session: AdminSession, url: str, auth: NatsAuth | None) -> None:
+    await check_nats(url, auth=auth)  # a clear error instead of reconnecting forever
+    broker = build_broker(url, name="r42-cli", auth=auth)
     session.broker = broker
     await asyncio.wait_for(broker.connect(), 10)
 
@@ -81,12 +82,15 @@ async def admin_session(settings: Settings, *, llm: bool = False) -> AsyncIterat
     session = AdminSession(store=await open_store(settings.store_url), nats_url=url,
                            namespace=namespace)  # fmt: skip
     try:
+        auth = client_auth(settings)
         if url is not None:
-            await _connect(session, url)
+            await _connect(session, url, auth)
         if llm:
             # Calls made here share the stack's budget when one runs.
             if settings.limiter == "nats" and url is not None:
-                session.limiter = await open_limiter(mode="nats", nats_url=url)
+                session.limiter = await open_limiter(
+                    mode="nats", nats_url=url, connect_options=auth.options() if auth else None
+                )
             elif settings.limiter != "off":
                 session.limiter = LocalLimiter()
             configure_llm(settings, limiter=session.limiter)

@@ -97,6 +97,14 @@ def build_broker(
     )
 
 
+def pull_inbox_prefix(broker: NatsBroker) -> bytes:
+    """The inbox prefix (with its trailing dot) pull consumers of this broker deliver to."""
+    kwargs = getattr(broker, "_connection_kwargs", None) or {}
+    prefix = kwargs.get("inbox_prefix") or "_INBOX"
+    text = prefix.decode() if isinstance(prefix, bytes) else str(prefix)
+    return f"{text}.".encode()
+
+
 def jetstream(broker: NatsBroker) -> JetStreamContext:
     """The JetStream context of a connected broker."""
     try:

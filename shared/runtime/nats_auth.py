@@ -136,7 +136,7 @@ SERVICE_GRANTS: Mapping[str, Grants] = {
         publishes=("quiz.ready", "quiz.scored", _LLM, DEAD_LETTERS),
         consumes=("quiz.requested", "quiz.answered", "kb.updated"), kv=(LIMITS_BUCKET,),
     ),
-    "telemetry": Grants(publishes=(DEAD_LETTERS,), consumes=(_LLM,)),
+    "telemetry": Grants(publishes=(DEAD_LETTERS,), consumes=(_LLM,), kv=(LIMITS_BUCKET,)),
     "gateway": Grants(
         publishes=(*_GATEWAY_PUBLISHES, _LLM, DEAD_LETTERS), watches=_GATEWAY_WATCHES,
         consumes=_SOURCE_OUTCOMES, calls=(*_CHAT, *_REFINE, *_SYNC),

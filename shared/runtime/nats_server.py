@@ -48,6 +48,13 @@ def port_free(port: int) -> bool:
     return True
 
 
+def _die_with_parent() -> None:
+    # Runs in the child between fork and exec: standard library only.
+    import ctypes
+
+    ctypes.CDLL(None).prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
+
+
 class EmbeddedNatsServer:
     """A nats-server child process: JetStream on, loopback only, server-chosen ports."""
 
@@ -70,36 +77,57 @@ class EmbeddedNatsServer:
         # created; a test server hosting many namespaced stream sets needs a large one.
         self.max_file_store = max_file_store
         self.proc: subprocess.Popen[bytes] | None = None
+        self._binary_name = "nats-server"
         self.url: str = ""
         self.monitor_url: str = ""
 
     def start(self, *, timeout: float = 15.0) -> EmbeddedNatsServer:
         """Start the server and wait until /healthz answers ok; raise with its output if not."""
+        self.spawn()
+        return self.wait_healthy(timeout=timeout)
+
+    def spawn(self, *, die_with_parent: bool = False) -> None:
+        """Start the process only (call from the thread that lives as long as the server).
+
+        With `die_with_parent` the kernel SIGTERMs the server when this thread's process
+        dies (Linux PR_SET_PDEATHSIG), so a SIGKILLed `r42 up` leaves no server behind.
+        """
         binary = self.binary or find_nats_server()
+        self._binary_name = Path(binary).name
         self.store_dir.mkdir(parents=True, exist_ok=True)
         ports_dir = self.store_dir / "ports"
         ports_dir.mkdir(exist_ok=True)
         for old in ports_dir.glob("*.ports"):
             old.unlink()
-        log_path = self.store_dir / "nats-server.log"
         port = self.port if self.port and port_free(self.port) else -1
         cmd = [
             str(binary), "-a", "127.0.0.1", "-p", str(port), "-m", "-1", "-js",
             "-sd", str(self.store_dir / "jetstream"), "-ports_file_dir", str(ports_dir),
-            "-l", str(log_path),
+            "-l", str(self.log_path),
         ]  # fmt: skip
         if self.max_file_store or self.authorization:
             cmd += ["-c", str(self.write_config())]
         # Own process group so a Ctrl-C at the terminal reaches us first, not the server.
         self.proc = subprocess.Popen(
-            cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
-        )
+            cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+            preexec_fn=_die_with_parent if die_with_parent else None,
+        )  # fmt: skip
+
+    @property
+    def log_path(self) -> Path:
+        """The server's own log file."""
+        return self.store_dir / "nats-server.log"
+
+    def wait_healthy(self, *, timeout: float = 15.0) -> EmbeddedNatsServer:
+        """Wait until the spawned server answers /healthz; raise with its output if not."""
+        assert self.proc is not None, "spawn() first"
         deadline = time.monotonic() + timeout
-        ports_file = ports_dir / f"{Path(binary).name}_{self.proc.pid}.ports"
+        ports_file = self.store_dir / "ports" / f"{self._binary_name}_{self.proc.pid}.ports"
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raw = self.proc.stderr.read() if self.proc.stderr else b""
                 err = raw.decode(errors="replace")
+                log_path = self.log_path
                 tail = log_path.read_text(errors="replace")[-2000:] if log_path.exists() else ""
                 code = self.proc.returncode
                 raise NatsServerError(f"nats-server exited with {code}: {err}{tail}")

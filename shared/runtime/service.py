@@ -67,12 +67,16 @@ async def start_service(
     from shared.bus import BusTelemetrySink, build_broker, start_broker
 
     settings = settings or build_settings()
+    from shared.runtime.session import client_auth
+
     url = resolve_nats_url(settings)
-    broker = build_broker(url, name=f"r42-{name}")
+    auth = client_auth(settings, user=name)  # its own NATS user, handed over by `r42 up`
+    broker = build_broker(url, name=f"r42-{name}", auth=auth)
     store = await open_store(settings.store_url)
     limiter = await open_limiter(
         mode=settings.limiter,
         nats_url=url,
+        connect_options=auth.options() if auth else None,
         config=LimiterConfig.model_validate(settings.limits) if settings.limits else None,
         bucket=settings.limiter_bucket,
     )
