@@ -194,10 +194,10 @@ class EmbeddedRuntime:
         """Lock the data dir, start or check NATS, ensure streams, write state, start services."""
         if self.data_dir.exists() and not self.data_dir.is_dir():
             raise ConfigError(f"data dir {self.data_dir} exists and is not a directory")
-        if self.store_url:
-            await check_store(self.store_url)
         if self.external_url:
             await check_nats(self.external_url)
+        if self.store_url:
+            await check_store(self.store_url)
         try:
             self.data_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
