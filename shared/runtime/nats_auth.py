@@ -22,6 +22,8 @@ SOURCES_BUCKET = "r42-sources"
 LIMITS_BUCKET = "r42_limits"
 CLAIMS_BUCKET = "r42_gateway_claims"
 USERS_DIR = "users"
+TAIL_USER = "tail"
+"""The reader `r42 events tail` connects as."""
 _USER_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
 DEAD_LETTERS = f"{FAILED_PREFIX}>"
 EVERY_EVENT = tuple(subject for spec in STREAMS for subject in spec.subjects)
@@ -215,7 +217,7 @@ def add_client(users_dir: Path, name: str, role: ClientRole) -> NatsUser:
     if role not in ROLE_GRANTS:
         raise BadInputError(f"unknown role {role!r}; use {' or '.join(ROLE_GRANTS)}")
     check_user_name(name)
-    reserved = {*SERVICE_GRANTS, "cli", "runtime"}
+    reserved = {*SERVICE_GRANTS, "cli", "runtime", TAIL_USER}
     if name in reserved:
         raise BadInputError(f"user name {name!r} is reserved for the runtime")
     clients = read_clients(users_dir)
@@ -244,7 +246,8 @@ def read_clients(users_dir: Path) -> dict[str, ClientRole]:
 def all_users(users_dir: Path, services: Iterable[str]) -> list[NatsUser]:
     """The runtime, the CLI, each service (known or not) and every recorded client."""
     users = [ensure_user(users_dir, "runtime", RUNTIME_GRANTS),
-             ensure_user(users_dir, "cli", CLI_GRANTS)]  # fmt: skip
+             ensure_user(users_dir, "cli", CLI_GRANTS),
+             ensure_user(users_dir, TAIL_USER, ROLE_GRANTS["reader"])]  # fmt: skip
     for name in services:
         users.append(ensure_user(users_dir, name, SERVICE_GRANTS.get(name, Grants())))
     for name, role in sorted(read_clients(users_dir).items()):

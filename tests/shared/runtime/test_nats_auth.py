@@ -102,7 +102,7 @@ async def test_forged_key_is_refused(
 def test_seed_files_are_owner_only(authed: tuple[EmbeddedNatsServer, Path]) -> None:
     _, users_dir = authed
     seeds = list(users_dir.glob("*.nk"))
-    assert len(seeds) == len(SERVICES) + 4  # runtime, cli, two clients
+    assert len(seeds) == len(SERVICES) + 5  # runtime, cli, tail, two clients
     for seed in seeds:
         assert stat.S_IMODE(seed.stat().st_mode) == 0o600
 
