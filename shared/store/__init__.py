@@ -29,6 +29,7 @@ from shared.store.models import (
     RELATION_TYPES,
     SOURCE_STATUSES,
     TOPIC_TYPES,
+    Assertion,
     ChunkMark,
     HandbookSyncState,
     KbChangeResult,
@@ -64,6 +65,16 @@ from shared.store.models_learning import (
     Score,
     ThreadMessage,
 )
+from shared.store.models_provenance import (
+    CURATED_FIELDS,
+    ChangeBatch,
+    CuratedField,
+    CurationMark,
+    Retraction,
+    Unasserted,
+    UndoLabel,
+    undo_changes,
+)
 from shared.store.models_state import (
     PROPOSAL_STATUSES,
     ChatProposal,
@@ -97,6 +108,11 @@ from shared.store.protocols import (
     ThreadRepository,
     TopicRepository,
 )
+from shared.store.protocols_provenance import (
+    ChangeLogRepository,
+    CurationRepository,
+    ProvenanceRepository,
+)
 from shared.store.protocols_state import (
     CustomTopicRepository,
     FeedbackRepository,
@@ -110,6 +126,7 @@ from shared.store.protocols_state import (
 
 __all__ = [
     "CONTENT_KINDS",
+    "CURATED_FIELDS",
     "LEARNING_RELEVANCES",
     "PROPOSAL_STATUSES",
     "RELATION_TYPES",
@@ -117,13 +134,19 @@ __all__ = [
     "THREAD_MAX_MESSAGES",
     "TOPIC_TYPES",
     "AnswerResult",
+    "Assertion",
     "AttemptAnswer",
     "CallAggregate",
+    "ChangeBatch",
+    "ChangeLogRepository",
     "ChatProposal",
     "ChunkMark",
     "Content",
     "ContentKind",
     "ContentRepository",
+    "CuratedField",
+    "CurationMark",
+    "CurationRepository",
     "CurriculumEntry",
     "CurriculumRepository",
     "CustomTopic",
@@ -156,6 +179,7 @@ __all__ = [
     "MergeProgressRepository",
     "ProposalRepository",
     "ProposalStatus",
+    "ProvenanceRepository",
     "QuizAttempt",
     "QuizAttemptRepository",
     "QuizBank",
@@ -165,6 +189,7 @@ __all__ = [
     "RelationKey",
     "RelationRepository",
     "RelationType",
+    "Retraction",
     "RowProblem",
     "Score",
     "ScoreRepository",
@@ -184,6 +209,8 @@ __all__ = [
     "TopicMetadata",
     "TopicRepository",
     "TopicType",
+    "Unasserted",
+    "UndoLabel",
     "UploadMessage",
     "UploadMessageRepository",
     "describe_validation",
@@ -196,5 +223,6 @@ __all__ = [
     "plan_import",
     "read_kb_file",
     "redact_url",
+    "undo_changes",
     "utcnow",
 ]
