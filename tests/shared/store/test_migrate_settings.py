@@ -29,7 +29,8 @@ def old_rows() -> dict[str, Any]:
         },
         "proposal:prop-foreign": {"kind": "something-else"},
         "feedback:cm-1700000000.000500:U1": {
-            "positive": False, "user": "U1", "turn": "cm-1700000000.000500", "where": "dm", "at": AT,
+            "positive": False, "user": "U1", "turn": "cm-1700000000.000500", "where": "dm",
+            "at": AT,
         },
         "gateway:upload:src-1": {"channel": "D1", "ts": "17.5", "name": "a.md", "final": True,
                                  "outcome": {"state": "completed"}},
