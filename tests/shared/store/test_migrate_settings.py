@@ -15,40 +15,42 @@ from shared.store.sqlite.migrations import MIGRATIONS
 
 AT = "2026-03-02T09:00:00+00:00"
 # Rows exactly as the services wrote them before the typed repositories existed.
-OLD_ROWS: dict[str, Any] = {
-    "proposal:prop-1": {
-        "kind": "r42-proposal", "id": "prop-1", "summary": "Nieuw onderwerp OKR",
-        "delta": {"reason": "r", "topics": [{"id": "okr", "label": "OKR", "type": "concept"}]},
-        "proposed_by": "U1", "created_at": AT, "prompt_version": "r42-v3", "status": "applied",
-        "decided_by": "ADMIN", "decided_at": AT, "suggestion_id": "r42-prop-1",
-        "decision_token": "tok",
-    },
-    "proposal:prop-foreign": {"kind": "something-else"},
-    "feedback:cm-1700000000.000500:U1": {
-        "positive": False, "user": "U1", "turn": "cm-1700000000.000500", "where": "dm", "at": AT,
-    },
-    "gateway:upload:src-1": {"channel": "D1", "ts": "17.5", "name": "a.md", "final": True,
-                             "outcome": {"state": "completed"}},
-    "gateway:upload:src-2": {"channel": "D1", "ts": "18.5", "name": "b.md"},
-    "extractor.progress.src-1": {"topics_added": 3, "topics_updated": 1, "relations_added": 2,
-                                 "relations_dropped": 0, "changed_ids": ["okr", "scrum"]},
-    "content.locks": {"okr": {"owner": "o1", "until": time.time() + 300},
-                      "old": {"owner": "o2", "until": time.time() - 5}},
-    "content.handled_requests": [
-        {"event_id": "ev-1", "topic_id": "okr", "ok": True, "error": None,
-         "generated": ["article"], "at": AT},
-    ],
-    "content.custom_topics": {
-        "okr-basics": {"id": "okr-basics", "label": "OKR basics", "description": "d",
-                       "type": "concept", "learning_relevance": "standard",
-                       "requested_as": "okr", "requested_by": "U1", "created_at": AT,
-                       "prompt_version": "ct-v1", "offline": True,
-                       "suggestion_id": "custom-topic-okr-basics"},
-    },
-    "extractor.sample_handbook": {"published": 4, "at": AT},
-    "feedback:broken": {"no": "fields"},
-    "something.else": [1, 2, 3],
-}  # fmt: skip
+def old_rows() -> dict[str, Any]:
+    """The v4 settings rows; lock expiries relative to now (the test may run minutes after import)."""
+    return {
+        "proposal:prop-1": {
+            "kind": "r42-proposal", "id": "prop-1", "summary": "Nieuw onderwerp OKR",
+            "delta": {"reason": "r", "topics": [{"id": "okr", "label": "OKR", "type": "concept"}]},
+            "proposed_by": "U1", "created_at": AT, "prompt_version": "r42-v3", "status": "applied",
+            "decided_by": "ADMIN", "decided_at": AT, "suggestion_id": "r42-prop-1",
+            "decision_token": "tok",
+        },
+        "proposal:prop-foreign": {"kind": "something-else"},
+        "feedback:cm-1700000000.000500:U1": {
+            "positive": False, "user": "U1", "turn": "cm-1700000000.000500", "where": "dm", "at": AT,
+        },
+        "gateway:upload:src-1": {"channel": "D1", "ts": "17.5", "name": "a.md", "final": True,
+                                 "outcome": {"state": "completed"}},
+        "gateway:upload:src-2": {"channel": "D1", "ts": "18.5", "name": "b.md"},
+        "extractor.progress.src-1": {"topics_added": 3, "topics_updated": 1, "relations_added": 2,
+                                     "relations_dropped": 0, "changed_ids": ["okr", "scrum"]},
+        "content.locks": {"okr": {"owner": "o1", "until": time.time() + 300},
+                          "old": {"owner": "o2", "until": time.time() - 5}},
+        "content.handled_requests": [
+            {"event_id": "ev-1", "topic_id": "okr", "ok": True, "error": None,
+             "generated": ["article"], "at": AT},
+        ],
+        "content.custom_topics": {
+            "okr-basics": {"id": "okr-basics", "label": "OKR basics", "description": "d",
+                           "type": "concept", "learning_relevance": "standard",
+                           "requested_as": "okr", "requested_by": "U1", "created_at": AT,
+                           "prompt_version": "ct-v1", "offline": True,
+                           "suggestion_id": "custom-topic-okr-basics"},
+        },
+        "extractor.sample_handbook": {"published": 4, "at": AT},
+        "feedback:broken": {"no": "fields"},
+        "something.else": [1, 2, 3],
+    }  # fmt: skip
 
 
 def write_v4_store(path: Path) -> None:
@@ -66,7 +68,7 @@ def write_v4_store(path: Path) -> None:
             )
         conn.executemany(
             "INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?)",
-            [(k, json.dumps(v), AT) for k, v in OLD_ROWS.items()],
+            [(k, json.dumps(v), AT) for k, v in old_rows().items()],
         )
         conn.execute("COMMIT")
 
