@@ -16,7 +16,7 @@ from shared.store.sqlite.migrations import MIGRATIONS
 AT = "2026-03-02T09:00:00+00:00"
 # Rows exactly as the services wrote them before the typed repositories existed.
 def old_rows() -> dict[str, Any]:
-    """The v4 settings rows; lock expiries relative to now (the test may run minutes after import)."""
+    """The v4 settings rows; lock expiries are relative to now, not to import time."""
     return {
         "proposal:prop-1": {
             "kind": "r42-proposal", "id": "prop-1", "summary": "Nieuw onderwerp OKR",
@@ -27,7 +27,8 @@ def old_rows() -> dict[str, Any]:
         },
         "proposal:prop-foreign": {"kind": "something-else"},
         "feedback:cm-1700000000.000500:U1": {
-            "positive": False, "user": "U1", "turn": "cm-1700000000.000500", "where": "dm", "at": AT,
+            "positive": False, "user": "U1", "turn": "cm-1700000000.000500", "where": "dm",
+            "at": AT,
         },
         "gateway:upload:src-1": {"channel": "D1", "ts": "17.5", "name": "a.md", "final": True,
                                  "outcome": {"state": "completed"}},
