@@ -14,11 +14,9 @@ from shared.store.sqlite.db import to_text
 from shared.store.sqlite.migrations import MIGRATIONS
 
 AT = "2026-03-02T09:00:00+00:00"
-
-
+# Rows exactly as the services wrote them before the typed repositories existed.
 def old_rows() -> dict[str, Any]:
-    """Rows exactly as the services wrote them before the typed repositories existed."""
-    now = time.time()  # read when the test runs: the lease must still be live then
+    """The v4 settings rows; lock expiries are relative to now, not to import time."""
     return {
         "proposal:prop-1": {
             "kind": "r42-proposal", "id": "prop-1", "summary": "Nieuw onderwerp OKR",
@@ -37,8 +35,8 @@ def old_rows() -> dict[str, Any]:
         "gateway:upload:src-2": {"channel": "D1", "ts": "18.5", "name": "b.md"},
         "extractor.progress.src-1": {"topics_added": 3, "topics_updated": 1, "relations_added": 2,
                                      "relations_dropped": 0, "changed_ids": ["okr", "scrum"]},
-        "content.locks": {"okr": {"owner": "o1", "until": now + 300},
-                          "old": {"owner": "o2", "until": now - 5}},
+        "content.locks": {"okr": {"owner": "o1", "until": time.time() + 300},
+                          "old": {"owner": "o2", "until": time.time() - 5}},
         "content.handled_requests": [
             {"event_id": "ev-1", "topic_id": "okr", "ok": True, "error": None,
              "generated": ["article"], "at": AT},
