@@ -24,6 +24,7 @@ from shared.store.kb_file import (
     plan_import,
     read_kb_file,
 )
+from shared.store.leases import LockBusyError, hold_lock
 from shared.store.models import (
     LEARNING_RELEVANCES,
     RELATION_TYPES,
@@ -174,6 +175,7 @@ __all__ = [
     "Lease",
     "LlmCall",
     "LlmCallRepository",
+    "LockBusyError",
     "LockRepository",
     "MergeProgress",
     "MergeProgressRepository",
@@ -215,6 +217,7 @@ __all__ = [
     "UploadMessageRepository",
     "describe_validation",
     "export_kb",
+    "hold_lock",
     "import_kb",
     "iso_week",
     "kb_stats",
