@@ -9,7 +9,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 
-from shared.errors import TransientError
+from shared.errors import TransientError, is_transient
 from shared.store.protocols_state import LockRepository
 
 log = logging.getLogger(__name__)
@@ -60,5 +60,7 @@ async def _keep_renewed(locks: LockRepository, name: str, owner: str, ttl_s: flo
             if not await locks.renew(name, owner, ttl_s=ttl_s):
                 log.warning("lock %r was lost before its holder finished", name)
                 return
-        except TransientError as exc:  # the next try may work; the lease is still valid
+        except Exception as exc:  # the holder's work must not fail because renewing did
             log.warning("renewing lock %r failed: %s", name, exc)
+            if not is_transient(exc):
+                return
