@@ -9,6 +9,14 @@ the same transaction as the chunk's graph changes. A chunk is therefore merged e
 once, and `sources.first_unmerged_chunk(source_id)` is where a restarted extractor resumes.
 The quiz-active flag is the user's active attempt (`quiz_attempts.get_active_attempt`),
 which expires after the attempt's idle timeout.
+
+Service state has typed repositories (proposals, feedback, upload_messages,
+merge_progress, idempotency, custom_topics, flags, locks); `settings` remains only for
+callers not yet moved, and migration 6 moved its recognised rows into those collections.
+Provenance: `KbChanges.assertions` records which source chunks assert what in the same
+write as the change; `provenance.retract` and `provenance.unasserted` find what no source
+asserts; `curation` marks admin-set fields; `apply_kb_changes(..., undo=UndoLabel(...))`
+logs a before-image that `undo_changes(batch)` turns back into a change.
 """
 
 from shared.store._common import describe_validation, iso_week, normalise_question_key, utcnow

@@ -163,7 +163,9 @@ class MongoProvenance:
             query["chunk_index"] = {"$in": sorted(set(chunks))}
         found = [d async for d in self._db["assertions"].find(query, {"kind": 1, "subject": 1})]
         if found:
-            await self._db["assertions"].delete_many({"_id": {"$in": [d["_id"] for d in found]}})
+            # The query again: an assertion re-recorded meanwhile (new version) survives.
+            ids = [d["_id"] for d in found]
+            await self._db["assertions"].delete_many({"_id": {"$in": ids}, **query})
         topics = sorted({d["subject"] for d in found if d["kind"] == "topic"})
         subjects = sorted({d["subject"] for d in found if d["kind"] == "relation"})
         left = await orphans(self._db, topics, subjects)
