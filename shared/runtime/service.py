@@ -257,7 +257,6 @@ async def _start(
     namespace: str,
 ) -> ServiceContext:
     from shared.bus import BusTelemetrySink, build_broker, start_broker
-
     from shared.runtime.session import client_auth
 
     url = resolve_nats_url(settings)
