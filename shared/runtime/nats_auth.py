@@ -259,3 +259,30 @@ def authorization_block(users: Iterable[NatsUser]) -> str:
     """The `authorization { users = [...] }` server config (JSON is valid NATS config)."""
     entries = [{"nkey": u.public_key, "permissions": u.grants.permissions(u.name)} for u in users]
     return "authorization " + json.dumps({"users": entries}, indent=2) + "\n"
+
+
+def write_deploy_config(out_dir: Path, services: Iterable[str] = SERVICE_GRANTS) -> Path:
+    """Seeds for every user and `auth.conf` for an external server (deploy/)."""
+    users_dir = out_dir / USERS_DIR
+    block = authorization_block(all_users(users_dir, services))
+    conf = out_dir / "auth.conf"
+    fd = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(block)
+    return conf
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m shared.runtime.nats_auth OUT_DIR`: users and auth.conf for deploy/."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m shared.runtime.nats_auth")
+    parser.add_argument("out_dir", type=Path, help="where users/*.nk and auth.conf go")
+    args = parser.parse_args(argv)
+    conf = write_deploy_config(args.out_dir)
+    print(f"wrote {conf} and {args.out_dir / USERS_DIR}/*.nk (keep them secret)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
