@@ -18,6 +18,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 R42 = str(Path(sys.executable).parent / "r42")
 CHUNKS = 15
@@ -61,15 +62,17 @@ class Stack:
     def _seen(self, log: Path) -> int:
         return min(self._mark, len(log.read_text()))
 
-    def state(self) -> dict:
-        return json.loads((self.data / "runtime.json").read_text())
+    def state(self) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads((self.data / "runtime.json").read_text())
+        return data
 
-    def status(self) -> dict:
+    def status(self) -> dict[str, Any]:
         done = subprocess.run(
             [R42, "status", "--json", "--data-dir", str(self.data)],
             capture_output=True, text=True, env=self.env, timeout=60,
         )  # fmt: skip
-        return json.loads(done.stdout) if done.returncode == 0 else {}
+        doc: dict[str, Any] = json.loads(done.stdout) if done.returncode == 0 else {}
+        return doc
 
     def wait_recovered(self, *, old_pid: int | None = None, what: str = "") -> float:
         """Seconds until every service (and NATS) answers again, with a new pid if given."""
@@ -124,7 +127,7 @@ class Stack:
             time.sleep(0.5)
 
 
-def run(base: Path, env: dict[str, str], doc: Path, *, chaos: bool) -> dict:
+def run(base: Path, env: dict[str, str], doc: Path, *, chaos: bool) -> dict[str, Any]:
     stack = Stack(base / ("chaos" if chaos else "calm"), env)
     recover: list[float] = []
     stack.up()
@@ -186,7 +189,8 @@ def main(argv: list[str] | None = None) -> int:
           f"uninterrupted {len(calm['kb'][0])}, {len(calm['kb'][1])})")  # fmt: skip
     print(f"  stuck sources: {chaos['stuck']} (uninterrupted {calm['stuck']})")
     print(f"  lost telemetry on graceful stops: {chaos['lost_on_stop']} "
-          f"(uninterrupted {calm['lost_on_stop']})")  # fmt: skip
+          f"(uninterrupted {calm['lost_on_stop']}); llm_calls stored: {chaos['llm_calls']}, "
+          f"uninterrupted {calm['llm_calls']}")  # fmt: skip
     print(f"  time to recover: median {statistics.median(rec):.1f} s, max {max(rec):.1f} s "
           f"over {len(rec)} kills (nats-server, {len(SERVICES)} services, r42 up)")  # fmt: skip
     print("  API calls per chunk under a persistent 5xx: measured by bench_llm_retry_spread")

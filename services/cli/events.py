@@ -13,6 +13,8 @@ from typing import Annotated, TextIO
 
 import nats
 import typer
+from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
 from nats.errors import SlowConsumerError, StaleConnectionError, UnexpectedEOF
 from pydantic import ValidationError
 from rich.console import Console
@@ -189,13 +191,13 @@ async def tail(
                 else:
                     err.print(f"following r42 up at {display_url(target.url)}", style="green")
                 first = False
-                queue: asyncio.Queue = asyncio.Queue()
+                queue: asyncio.Queue[Msg] = asyncio.Queue()
 
-                async def pump_sub(sub: object, queue: asyncio.Queue = queue) -> None:
-                    async for msg in sub.messages:  # type: ignore[attr-defined]
+                async def pump_sub(sub: Subscription, queue: asyncio.Queue[Msg] = queue) -> None:
+                    async for msg in sub.messages:
                         await queue.put(msg)
 
-                async def pump(queue: asyncio.Queue = queue) -> None:
+                async def pump(queue: asyncio.Queue[Msg] = queue) -> None:
                     nonlocal seen
                     while True:
                         msg = await queue.get()
@@ -226,7 +228,7 @@ async def tail(
                                 return moved
 
                 feeders = [asyncio.create_task(pump_sub(sub)) for sub in subs]
-                waiters = {
+                waiters: set[asyncio.Task[object]] = {
                     asyncio.create_task(pump()),
                     asyncio.create_task(stop.wait()),
                     asyncio.create_task(status.closed.wait()),

@@ -33,7 +33,7 @@ def reconnect_delay(
     """Backoff before reconnect attempt `attempt` (0 = first): exponential, capped, jittered."""
     if attempt <= 0:
         return 0.0
-    ceiling = min(cap, base * 2 ** (attempt - 1))
+    ceiling = float(min(cap, base * 2.0 ** (attempt - 1)))
     # Equal jitter: never below half the ceiling, so a flapping server is not hammered.
     return ceiling / 2 + random.uniform(0, ceiling / 2)
 
@@ -108,7 +108,8 @@ def pull_inbox_prefix(broker: NatsBroker) -> bytes:
 def jetstream(broker: NatsBroker) -> JetStreamContext:
     """The JetStream context of a connected broker."""
     try:
-        return broker.config.connection_state.stream
+        stream: JetStreamContext = broker.config.connection_state.stream
+        return stream
     except IncorrectState as exc:
         raise BusError("the broker is not connected to NATS") from exc
 

@@ -368,7 +368,7 @@ class EmbeddedRuntime:
         auth = NatsAuth(runtime.seed_file, runtime.inbox_prefix) if runtime else None
         nc = await connect_nats(url, timeout=5.0, name="r42-up", auth=auth)
         try:
-            actions = dict(await ensure_streams(nc.jetstream()))
+            actions: dict[str, str] = dict(await ensure_streams(nc.jetstream()))
             # The bucket uploaders put source files into (`r42 creds NAME --role uploader`).
             await nc.jetstream().create_object_store(SOURCES_BUCKET)
             return actions
