@@ -172,3 +172,45 @@ def test_unreachable_store_fails_before_anything_starts(tmp_path: Path, store: s
     lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
     assert lines and "store" in lines[0] and "Traceback" not in done.stderr, done.stderr
     assert not (data / "nats").exists() and read_state(data) is None
+
+
+async def test_creds_adds_a_client_to_the_running_server(tmp_path: Path, start_up) -> None:
+    data = tmp_path / "data"
+    up = start_up(data, "-s", "kid=r42kid", env=write_kid(tmp_path / "kids"))
+    state = await asyncio.to_thread(up.wait_ready, data, {"kid"})
+    done = await asyncio.to_thread(
+        subprocess.run, [*R42, "creds", "wiki-sync", "--role", "uploader", "--data-dir", str(data)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    seed = Path(done.stdout.splitlines()[-1])
+    mode = await asyncio.to_thread(lambda: seed.stat().st_mode & 0o777)
+    assert mode == 0o600
+    assert "reloaded the running nats-server" in done.stdout
+    errors: list[str] = []
+
+    async def on_error(exc: Exception) -> None:
+        errors.append(str(exc).lower())
+
+    # Active at once, without restarting anything: the server re-read its users.
+    nc = await nats.connect(state.nats_url, nkeys_seed=str(seed), inbox_prefix="_INBOX_wiki-sync",
+                            error_cb=on_error)  # fmt: skip
+    try:
+        ack = await nc.jetstream().publish("source.uploaded", b"{}")
+        assert ack.stream == "SOURCES"
+        await nc.publish("kb.updated", b"{}")
+        await nc.flush()
+        for _ in range(50):
+            if errors:
+                break
+            await asyncio.sleep(0.05)
+        assert any('publish to "kb.updated"' in e for e in errors), errors
+    finally:
+        await nc.close()
+    again = await asyncio.to_thread(
+        subprocess.run, [*R42, "creds", "wiki-sync", "--role", "reader", "--data-dir", str(data)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert again.returncode == 2 and "exists with role uploader" in again.stderr
+    up.proc.send_signal(signal.SIGTERM)
+    assert await asyncio.to_thread(up.proc.wait, 60) == 0
