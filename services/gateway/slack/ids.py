@@ -1,4 +1,4 @@
-"""Action, block and view ids shared by the block builders and the Slack listeners."""
+"""Action, block, view and conversation ids shared by the block builders and the listeners."""
 
 from __future__ import annotations
 
@@ -23,6 +23,9 @@ SOURCE_CANCEL_RE = re.compile(r"^r42_source_cancel_\d+$")
 GRAPH_FOLLOW_PREFIX = "r42_graph_follow_"
 GRAPH_FOLLOW_RE = re.compile(r"^r42_graph_follow_\d+$")
 
+CLEAR_CONFIRM = "r42_clear_confirm"
+CLEAR_CANCEL = "r42_clear_cancel"
+
 INGEST_VIEW = "r42_ingest"
 REFINE_VIEW = "r42_refine"
 
@@ -31,3 +34,8 @@ BLOCK_PROPOSAL_ACTIONS = "r42_proposal_actions"
 BLOCK_FEEDBACK = "r42_feedback"
 BLOCK_REVIEW_ACTIONS = "r42_review_actions"
 BLOCK_QUIZ_ACTIONS = "r42_quiz_actions"
+
+
+def conversation_key(channel: str, thread_ts: str | None = None) -> str:
+    """One memory per DM, per channel thread and per assistant thread (never across them)."""
+    return f"slack:{channel}:{thread_ts}" if thread_ts else f"slack:{channel}"

@@ -145,8 +145,8 @@ class Gateway:
         blocks: list[dict[str, Any]] | None = None,
         ephemeral: bool = False,
     ) -> tuple[int, str]:
-        """A signed block_actions click on a message."""
-        payload = {
+        """A signed block_actions click (an ephemeral message's click carries no `message`)."""
+        payload: dict[str, Any] = {
             "type": "block_actions",
             "team": {"id": "T0FAKE"},
             "user": {"id": user, "username": user.lower()},
@@ -159,7 +159,6 @@ class Gateway:
             "channel": {"id": channel},
             "trigger_id": "trig-2",
             "response_url": self.fake.response_url(f"action-{user}"),
-            "message": {"ts": message_ts, "blocks": blocks or []},
             "actions": [
                 {
                     "action_id": action_id,
@@ -170,6 +169,8 @@ class Gateway:
                 }
             ],
         }
+        if not ephemeral:
+            payload["message"] = {"ts": message_ts, "blocks": blocks or []}
         return await self.send_form({"payload": json.dumps(payload)})
 
     async def view(

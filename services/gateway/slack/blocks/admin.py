@@ -59,6 +59,30 @@ STATUS_ICONS = {
 CANCELLABLE = frozenset({"pending", "processing"})
 
 
+CLEAR_QUESTION = "Wil je dit gesprek met R42 wissen? R42 vergeet dan wat je hier vroeg."
+CLEAR_IN_CHANNEL = (
+    "In een kanaal onthoud ik elk gesprek per thread, los van je DM's. "
+    "Begin een nieuwe thread voor een nieuw gesprek, of gebruik `/r42 clear` in je DM met mij."
+)
+
+
+def clear_prompt(channel: str) -> tuple[Blocks, str]:
+    """/r42 clear: Wissen / Annuleren for a DM's conversation; in a channel, how memory works."""
+    if not channel.startswith("D"):
+        return [section(CLEAR_IN_CHANNEL)], CLEAR_IN_CHANNEL
+    conversation = ids.conversation_key(channel)
+    blocks = [
+        section(CLEAR_QUESTION),
+        ActionsBlock(
+            elements=[
+                button("Wissen", ids.CLEAR_CONFIRM, conversation, style="danger"),
+                button("Annuleren", ids.CLEAR_CANCEL, conversation),
+            ],
+        ).to_dict(),
+    ]
+    return blocks, CLEAR_QUESTION
+
+
 def help_blocks() -> Blocks:
     """The /r42 help text."""
     return [section(HELP_TEXT)]

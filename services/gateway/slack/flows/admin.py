@@ -36,9 +36,7 @@ async def r42_command(
         if sub in ("", "help", "hulp"):
             await respond(ba.help_blocks(), "R42 help")
         elif sub == "clear":
-            cleared = await client.chat.clear(user_id=user)
-            text_out = f"Je gesprek is gewist ({cleared.removed} berichten). {cleared.greeting}"
-            await respond(notice_blocks(escape(text_out)), text_out)
+            await respond(*ba.clear_prompt(channel))
         elif sub == "ingest":
             client.require_admin(user, "bronnen toevoegen")
             if not trigger_id:

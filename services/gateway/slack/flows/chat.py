@@ -8,6 +8,7 @@ from services.gateway.core import user_message
 from services.gateway.slack.blocks import chat as bc
 from services.gateway.slack.blocks.kit import escape, notice_blocks, strip_mentions
 from services.gateway.slack.gateway import Reply, SlackGateway
+from services.gateway.slack.ids import conversation_key
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +42,11 @@ async def chat_turn(
     try:
         name = await api.user_name(user)
         reply = await gw.client.chat.ask(
-            user_id=user, text=question, user_name=name, correlation_id=correlation
+            user_id=user,
+            text=question,
+            conversation=conversation_key(channel, thread_ts),
+            user_name=name,
+            correlation_id=correlation,
         )
     except Exception as exc:
         text = user_message(exc)
@@ -63,3 +68,14 @@ async def feedback(
     """Store 👍 / 👎 and thank the user privately."""
     await gw.client.feedback.vote(user_id=user, turn_id=turn_id, positive=positive, where=where)
     await reply.private("Bedankt voor je feedback!")
+
+
+async def clear_confirmed(gw: SlackGateway, *, user: str, conversation: str, reply: Reply) -> None:
+    """The Wissen button under /r42 clear: wipe that conversation of the clicking user."""
+    try:
+        cleared = await gw.client.chat.clear(user_id=user, conversation=conversation)
+    except Exception as exc:
+        await reply.private(user_message(exc))
+        return
+    text = f"Je gesprek is gewist ({cleared.removed} berichten). {cleared.greeting}"
+    await reply.update(notice_blocks(escape(text)), text)

@@ -9,6 +9,7 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 
 from services.gateway.slack import ids
+from services.gateway.slack.blocks.kit import notice_blocks
 from services.gateway.slack.flows import chat, reviews
 from services.gateway.slack.gateway import SlackGateway
 from services.gateway.slack.listeners.interactions import (
@@ -77,6 +78,19 @@ def _register_buttons(app: AsyncApp, gw: SlackGateway) -> None:
                 reply=interaction_reply(gw, body, respond),
             ),
             name="feedback",
+        )
+
+    @app.action(re.compile(f"^({ids.CLEAR_CONFIRM}|{ids.CLEAR_CANCEL})$"))
+    async def clear(ack: Any, body: dict[str, Any], respond: Any) -> None:
+        await ack()
+        action_id, conversation = action_value(body)
+        reply = interaction_reply(gw, body, respond)
+        if action_id == ids.CLEAR_CANCEL:
+            bg.spawn(reply.update(notice_blocks("Niets gewist."), "Niets gewist."), name="clear")
+            return
+        bg.spawn(
+            chat.clear_confirmed(gw, user=user_of(body), conversation=conversation, reply=reply),
+            name="clear",
         )
 
     @app.action(re.compile(f"^({ids.PROPOSAL_YES}|{ids.PROPOSAL_NO})$"))
