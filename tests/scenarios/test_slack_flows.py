@@ -254,7 +254,7 @@ async def test_a_dm_answer_passes_through_few_gateway_files(
         sys.setprofile(None)
     assert "Verlof" in text_of(answer)
     files = [str(Path(f).relative_to(GATEWAY_DIR)) for f in seen]
-    assert 3 <= len(files) <= MAX_GATEWAY_FILES_PER_DM, files
+    assert 3 <= len(files) <= MAX_GATEWAY_FILES_PER_DM, "\n".join(files)
     assert not any(f.startswith("console") for f in files), files
 
 

@@ -1,4 +1,4 @@
-"""Action, block, view and conversation ids shared by the block builders and the listeners."""
+"""Action, block and view ids shared by the block builders and the Slack listeners."""
 
 from __future__ import annotations
 
@@ -34,8 +34,3 @@ BLOCK_PROPOSAL_ACTIONS = "r42_proposal_actions"
 BLOCK_FEEDBACK = "r42_feedback"
 BLOCK_REVIEW_ACTIONS = "r42_review_actions"
 BLOCK_QUIZ_ACTIONS = "r42_quiz_actions"
-
-
-def conversation_key(channel: str, thread_ts: str | None = None) -> str:
-    """One memory per DM, per channel thread and per assistant thread (never across them)."""
-    return f"slack:{channel}:{thread_ts}" if thread_ts else f"slack:{channel}"

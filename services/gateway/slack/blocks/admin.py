@@ -66,11 +66,10 @@ CLEAR_IN_CHANNEL = (
 )
 
 
-def clear_prompt(channel: str) -> tuple[Blocks, str]:
+def clear_prompt(conversation: str | None) -> tuple[Blocks, str]:
     """/r42 clear: Wissen / Annuleren for a DM's conversation; in a channel, how memory works."""
-    if not channel.startswith("D"):
+    if conversation is None:
         return [section(CLEAR_IN_CHANNEL)], CLEAR_IN_CHANNEL
-    conversation = ids.conversation_key(channel)
     blocks = [
         section(CLEAR_QUESTION),
         ActionsBlock(

@@ -8,7 +8,6 @@ from services.gateway.core import user_message
 from services.gateway.slack.blocks import chat as bc
 from services.gateway.slack.blocks.kit import escape, notice_blocks, strip_mentions
 from services.gateway.slack.gateway import Reply, SlackGateway
-from services.gateway.slack.ids import conversation_key
 
 log = logging.getLogger(__name__)
 
@@ -16,6 +15,11 @@ EMPTY_MENTION_HINT = (
     "Stel me gerust een vraag, bijvoorbeeld: _Hoe declareer ik reiskosten?_ "
     "Typ `/r42 help` voor alles wat ik kan."
 )
+
+
+def conversation_key(channel: str, thread_ts: str | None = None) -> str:
+    """One memory per DM, per channel thread and per assistant thread (never across them)."""
+    return f"slack:{channel}:{thread_ts}" if thread_ts else f"slack:{channel}"
 
 
 async def chat_turn(
