@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-FEEDBACK_UP = "r42_feedback_up"
-FEEDBACK_DOWN = "r42_feedback_down"
+FEEDBACK = "r42_feedback"
+FEEDBACK_VIEW = "r42_feedback_reason"
 PROPOSAL_YES = "r42_proposal_yes"
 PROPOSAL_NO = "r42_proposal_no"
 SUGGESTION_APPROVE = "r42_suggestion_approve"

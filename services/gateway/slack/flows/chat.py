@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from services.gateway.core import user_message
+from services.gateway.slack.api import Blocks
 from services.gateway.slack.blocks import chat as bc
 from services.gateway.slack.blocks.kit import escape, notice_blocks, strip_mentions
 from services.gateway.slack.gateway import Reply, SlackGateway
@@ -60,6 +61,12 @@ async def chat_turn(
         answer = reply.text or "…"
         await api.update(channel, thinking, notice_blocks(escape(answer)), text=answer)
         return
+    try:
+        await gw.client.feedback.record_turn(
+            turn_id=correlation, user_id=user, question=question, reply=reply
+        )
+    except Exception as exc:  # the answer matters more than its feedback record
+        log.warning("turn %s not recorded for feedback: %s", correlation[:40], exc)
     messages = bc.answer_messages(reply, turn_id=correlation)
     await api.update(channel, thinking, messages[0], text=reply.text[:3000] or "…")
     for extra in messages[1:]:  # long answers continue where the answer is (DM or thread)
@@ -67,11 +74,31 @@ async def chat_turn(
 
 
 async def feedback(
-    gw: SlackGateway, *, user: str, turn_id: str, positive: bool, where: str, reply: Reply
+    gw: SlackGateway,
+    *,
+    user: str,
+    turn_id: str,
+    positive: bool,
+    where: str,
+    blocks: Blocks,
+    reply: Reply,
 ) -> None:
-    """Store 👍 / 👎 and thank the user privately."""
-    await gw.client.feedback.vote(user_id=user, turn_id=turn_id, positive=positive, where=where)
-    await reply.private("Bedankt voor je feedback!")
+    """Store 👍 / 👎 with its turn; the buttons become a thank-you."""
+    try:
+        await gw.client.feedback.vote(user_id=user, turn_id=turn_id, positive=positive, where=where)
+    except Exception as exc:
+        await reply.private(user_message(exc))
+        return
+    if blocks:
+        await reply.update(bc.feedback_thanks(blocks), bc.FEEDBACK_THANKS)
+    else:
+        await reply.private(bc.FEEDBACK_THANKS)
+
+
+async def feedback_reason(gw: SlackGateway, *, user: str, turn_id: str, comment: str) -> None:
+    """The 'wat was er mis?' modal was sent: keep the reason with the vote."""
+    if comment.strip():
+        await gw.client.feedback.explain(user_id=user, turn_id=turn_id, comment=comment)
 
 
 async def clear_confirmed(gw: SlackGateway, *, user: str, conversation: str, reply: Reply) -> None:

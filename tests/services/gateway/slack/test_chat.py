@@ -64,6 +64,8 @@ async def test_dm_answer_with_indicator_sources_and_feedback(
         return ChatReply(
             text="Je declareert via **Declaree**.",
             sources=[SourceRef(id="declaraties", label="Declaraties")],
+            model="claude-haiku-4-5",
+            prompt_version="r42-chat-1",
         )
 
     r42_stub.reply = reply
@@ -74,16 +76,55 @@ async def test_dm_answer_with_indicator_sources_and_feedback(
     assert update.args["ts"] == "1700000001.000100"  # …and was replaced by the answer
     text = all_text(update)
     assert "*Declaree*" in text and "Bronnen: Declaraties" in text
-    assert ids.FEEDBACK_UP in text and ids.FEEDBACK_DOWN in text
+    feedback = next(b for b in update.args["blocks"] if b.get("block_id") == ids.BLOCK_FEEDBACK)
+    assert feedback["type"] == "context_actions"
+    element = feedback["elements"][0]
+    assert element["type"] == "feedback_buttons" and element["action_id"] == ids.FEEDBACK
+    down = element["negative_button"]["value"]
     req = r42_stub.chats[0]
     assert (req.user_id, req.text, req.is_admin) == (USER, "Hoe declareer ik?", False)
     assert req.user_name == f"User {USER}"  # from users.info
 
-    await gateway.action(ids.FEEDBACK_DOWN, "cm-1700000000.000500")
-    await fake_slack.wait_for("respond")
+    await gateway.action(
+        ids.FEEDBACK,
+        down,
+        channel=update.args["channel"],
+        message_ts=update.args["ts"],
+        blocks=update.args["blocks"],
+        action_type="feedback_buttons",
+    )
+    modal = (await fake_slack.wait_for("views.open"))[0]
+    assert modal.args["view"]["callback_id"] == ids.FEEDBACK_VIEW and modal.response["ok"]
+    thanks = (await fake_slack.wait_for("chat.update", 2))[1]
+    assert "Bedankt voor je feedback" in all_text(thanks)
+    assert not any(b.get("block_id") == ids.BLOCK_FEEDBACK for b in thanks.args["blocks"])
+    assert "*Declaree*" in all_text(thanks)  # the answer itself stays
     await gateway.settle()
     stored = await gateway.ctx.store.settings.get(f"feedback:cm-1700000000.000500:{USER}")
     assert stored["positive"] is False and stored["user"] == USER
+    assert stored["question"] == "Hoe declareer ik?" and stored["topic_ids"] == ["declaraties"]
+    assert stored["answer"] == "Je declareert via **Declaree**."
+    assert (stored["model"], stored["prompt_version"]) == ("claude-haiku-4-5", "r42-chat-1")
+    meta = modal.args["view"]["private_metadata"]
+    await gateway.view(
+        ids.FEEDBACK_VIEW, {"feedback_reason": {"reason": "Declaree bestaat niet meer"}},
+        private_metadata=meta,
+    )  # fmt: skip
+    await gateway.settle()
+    stored = await gateway.ctx.store.settings.get(f"feedback:cm-1700000000.000500:{USER}")
+    assert stored["comment"] == "Declaree bestaat niet meer" and stored["positive"] is False
+
+
+async def test_a_thumbs_up_opens_no_modal_and_a_forged_value_is_ignored(
+    gateway: Gateway, r42_stub: R42Stub, fake_slack: FakeSlack
+) -> None:
+    await gateway.action(ids.FEEDBACK, "sideways:x", action_type="feedback_buttons")
+    await gateway.action(ids.FEEDBACK, "up:cm-unknown", action_type="feedback_buttons")
+    await fake_slack.wait_for("respond")  # no message blocks to update: thanked privately
+    await gateway.settle()
+    assert not fake_slack.calls_to("views.open")
+    stored = await gateway.ctx.store.settings.get(f"feedback:cm-unknown:{USER}")
+    assert stored["positive"] is True and stored["question"] == ""
 
 
 async def test_mention_with_only_whitespace_gets_a_hint(
