@@ -132,7 +132,7 @@ async def test_quiz_one_question_at_a_time_to_the_final_score(
         f"{ids.QUIZ_ANSWER_PREFIX}{i}" for i in range(4)
     ]
 
-    # R42 stays silent while the quiz runs.
+    # While the quiz runs a question gets one short notice and never reaches R42.
     dm = {
         "type": "message",
         "channel_type": "im",
@@ -143,6 +143,13 @@ async def test_quiz_one_question_at_a_time_to_the_final_score(
         "client_msg_id": "cm-q",
     }
     await gateway.event(dm, event_id="EvQ1")
+    notice = (
+        await fake_slack.wait_for("chat.postMessage", where=lambda c: "quiz stop" in str(c.args))
+    )[0]
+    assert "Je quiz loopt nog" in json.dumps(notice.args["blocks"], ensure_ascii=False)
+
+    def quiz_post(c) -> bool:
+        return "quiz stop" not in str(c.args)
 
     message, ts = first, first.args["ts"]
     for i, pick in enumerate([RIGHT, 0, RIGHT]):
@@ -167,7 +174,7 @@ async def test_quiz_one_question_at_a_time_to_the_final_score(
         assert ("Goed!" in shown) == (pick == RIGHT)
         assert f"Vraag nummer {i + 1}?" in shown and "antwoord is B" in shown
         assert ids.QUIZ_ANSWER_PREFIX not in shown  # no buttons left on an answered question
-        posts = await fake_slack.wait_for("chat.postMessage", 2 + i)
+        posts = await fake_slack.wait_for("chat.postMessage", 2 + i, where=quiz_post)
         message, ts = posts[-1], posts[-1].response["ts"]
         if i < COUNT - 1:
             assert f"Vraag {i + 2}/3" in json.dumps(message.args["blocks"])
