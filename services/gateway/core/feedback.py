@@ -1,22 +1,22 @@
-"""Votes on R42's answers, stored with the turn they judge; the one module that knows where.
+"""Votes on R42's answers, stored with the turn they judge (the store's feedback repository).
 
 A turn (question, retrieved topic ids, answer, model, prompt version) is remembered when
 its answer is shown; a vote copies it, so evals and the admins' gap list read one record.
+Turns have no repository of their own yet: they are the one settings row this module keeps.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
 from services.gateway.core.context import CoreContext
 from shared.bus import ChatReply
 from shared.errors import BadInputError
+from shared.store import FeedbackVote
 
 MAX_STORED_CHARS = 20_000
 MAX_COMMENT_CHARS = 1000
 TURN_KEY = "turn:{turn_id}"
-VOTE_KEY = "feedback:{turn_id}:{user_id}"
 
 
 def _check_turn_id(turn_id: str) -> None:
@@ -49,35 +49,30 @@ class FeedbackCalls:
         )
 
     async def vote(
-        self, *, user_id: str, turn_id: str, positive: bool, where: str
-    ) -> dict[str, Any]:
-        """Store a vote with its turn; returns the stored record."""
+        self, *, user_id: str, turn_id: str, positive: bool, where: str, conversation: str = ""
+    ) -> FeedbackVote:
+        """Store a vote with its turn (the user's last vote on a turn counts)."""
         _check_turn_id(turn_id)
         turn = await self.ctx.store.settings.get(TURN_KEY.format(turn_id=turn_id)) or {}
-        record = {
-            "question": turn.get("question", ""),
-            "topic_ids": turn.get("topic_ids", []),
-            "answer": turn.get("answer", ""),
-            "model": turn.get("model", ""),
-            "prompt_version": turn.get("prompt_version", ""),
-            "positive": positive,
-            "user": user_id,
-            "turn": turn_id,
-            "where": where,
-            "at": datetime.now(UTC).isoformat(),
-        }
-        await self.ctx.store.settings.set(VOTE_KEY.format(turn_id=turn_id, user_id=user_id), record)
-        return record
+        vote = FeedbackVote(
+            turn_id=turn_id,
+            user=user_id,
+            value="up" if positive else "down",
+            question=str(turn.get("question", "")),
+            topic_ids=[str(t) for t in turn.get("topic_ids", [])],
+            answer=str(turn.get("answer", "")),
+            model=turn.get("model") or None,
+            prompt_version=turn.get("prompt_version") or None,
+            conversation=conversation or None,
+            surface=where or None,
+        )
+        return await self.ctx.store.feedback.record(vote)
 
-    async def explain(self, *, user_id: str, turn_id: str, comment: str) -> None:
-        """Add what was wrong to the user's 👎 on a turn (ignored without that vote)."""
+    async def explain(self, *, user_id: str, turn_id: str, comment: str) -> FeedbackVote:
+        """Add what was wrong to the user's vote on a turn."""
         _check_turn_id(turn_id)
-        key = VOTE_KEY.format(turn_id=turn_id, user_id=user_id)
-        text = comment.strip()[:MAX_COMMENT_CHARS]
-
-        def add(current: dict[str, Any] | None) -> dict[str, Any]:
-            if not current:
-                raise BadInputError("er is geen stem om toe te lichten")
-            return {**current, "comment": text}
-
-        await self.ctx.store.settings.update(key, add)
+        vote = await self.ctx.store.feedback.get(turn_id, user_id)
+        if vote is None:
+            raise BadInputError("er is geen stem om toe te lichten")
+        reason = comment.strip()[:MAX_COMMENT_CHARS] or None
+        return await self.ctx.store.feedback.record(vote.model_copy(update={"reason": reason}))

@@ -100,19 +100,20 @@ async def test_dm_answer_with_indicator_sources_and_feedback(
     assert not any(b.get("block_id") == ids.BLOCK_FEEDBACK for b in thanks.args["blocks"])
     assert "*Declaree*" in all_text(thanks)  # the answer itself stays
     await gateway.settle()
-    stored = await gateway.ctx.store.settings.get(f"feedback:cm-1700000000.000500:{USER}")
-    assert stored["positive"] is False and stored["user"] == USER
-    assert stored["question"] == "Hoe declareer ik?" and stored["topic_ids"] == ["declaraties"]
-    assert stored["answer"] == "Je declareert via **Declaree**."
-    assert (stored["model"], stored["prompt_version"]) == ("claude-haiku-4-5", "r42-chat-1")
+    stored = await gateway.ctx.store.feedback.get("cm-1700000000.000500", USER)
+    assert stored is not None and stored.value == "down" and stored.user == USER
+    assert stored.question == "Hoe declareer ik?" and stored.topic_ids == ["declaraties"]
+    assert stored.answer == "Je declareert via **Declaree**."
+    assert (stored.model, stored.prompt_version) == ("claude-haiku-4-5", "r42-chat-1")
     meta = modal.args["view"]["private_metadata"]
     await gateway.view(
         ids.FEEDBACK_VIEW, {"feedback_reason": {"reason": "Declaree bestaat niet meer"}},
         private_metadata=meta,
     )  # fmt: skip
     await gateway.settle()
-    stored = await gateway.ctx.store.settings.get(f"feedback:cm-1700000000.000500:{USER}")
-    assert stored["comment"] == "Declaree bestaat niet meer" and stored["positive"] is False
+    stored = await gateway.ctx.store.feedback.get("cm-1700000000.000500", USER)
+    assert stored is not None and stored.reason == "Declaree bestaat niet meer"
+    assert stored.value == "down" and stored.question == "Hoe declareer ik?"
 
 
 async def test_a_thumbs_up_opens_no_modal_and_a_forged_value_is_ignored(
@@ -123,8 +124,8 @@ async def test_a_thumbs_up_opens_no_modal_and_a_forged_value_is_ignored(
     await fake_slack.wait_for("respond")  # no message blocks to update: thanked privately
     await gateway.settle()
     assert not fake_slack.calls_to("views.open")
-    stored = await gateway.ctx.store.settings.get(f"feedback:cm-unknown:{USER}")
-    assert stored["positive"] is True and stored["question"] == ""
+    stored = await gateway.ctx.store.feedback.get("cm-unknown", USER)
+    assert stored is not None and stored.value == "up" and stored.question == ""
 
 
 async def test_mention_with_only_whitespace_gets_a_hint(

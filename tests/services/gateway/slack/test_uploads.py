@@ -9,7 +9,6 @@ import pytest
 
 from services.gateway.slack import ids
 from services.gateway.slack.blocks import admin as ba
-from services.gateway.slack.upload_records import UPLOAD_KEY
 from shared.bus import (
     SourceCancelled,
     SourceCompleted,
@@ -20,6 +19,7 @@ from shared.bus import (
 )
 from shared.bus.extractor_rpc import SYNC_HANDBOOK_SUBJECT as SYNC_SUBJECT
 from shared.bus.extractor_rpc import HandbookSyncReply, HandbookSyncRequest
+from shared.store import UploadMessage
 from tests.fakes.fixtures import FAKE_SLACK_BOT_TOKEN
 from tests.fakes.slack_server import FakeSlack
 from tests.services.gateway.conftest import Tap
@@ -110,8 +110,8 @@ async def test_admin_upload_is_ingested_with_progress(
         ),
         namespace=ns,
     )
-    await gateway.ctx.store.settings.set(
-        UPLOAD_KEY.format(source_id="sentinel"), {"channel": "DSENTINEL", "ts": "1.1", "name": "s"}
+    await gateway.ctx.store.upload_messages.put(
+        UploadMessage(source_id="sentinel", channel="DSENTINEL", ts="1.1", name="s")
     )
     await publish_event(
         broker,
