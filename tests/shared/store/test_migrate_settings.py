@@ -14,6 +14,8 @@ from shared.store.sqlite.db import to_text
 from shared.store.sqlite.migrations import MIGRATIONS
 
 AT = "2026-03-02T09:00:00+00:00"
+
+
 # Rows exactly as the services wrote them before the typed repositories existed.
 def old_rows() -> dict[str, Any]:
     """The v4 settings rows; lock expiries are relative to now, not to import time."""

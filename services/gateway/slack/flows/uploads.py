@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from services.gateway.core import user_message
 from services.gateway.core.models import Progress
 from services.gateway.core.text import number
 from services.gateway.core.uploads import check_text
 from services.gateway.slack.blocks import admin as ba
-from services.gateway.slack.blocks.kit import escape
+from services.gateway.slack.blocks.kit import escape, strip_mentions
 from services.gateway.slack.gateway import SlackGateway
 from shared.bus import SourceFailed, SourceProgress
 from shared.errors import BadInputError
@@ -43,11 +44,32 @@ async def ingest_text(
     )
 
 
-async def upload(gw: SlackGateway, *, user: str, file_id: str, channel: str) -> None:
-    """A file shared with R42 in a DM: admins' text files are ingested, anything else refused."""
+NOT_AN_ADMIN = (
+    "Alleen beheerders kunnen bronnen toevoegen. Stel je vraag gerust in tekst, "
+    "dan zoek ik het antwoord op in het handboek."
+)
+
+
+async def shared_in_dm(gw: SlackGateway, event: dict[str, Any]) -> None:
+    """A DM with files (message subtype file_share): admins' files are ingested.
+
+    A person who is not an admin hears why only when the message has no question to answer.
+    """
+    user, channel = str(event.get("user", "")), str(event.get("channel", ""))
+    files = [f for f in event.get("files") or [] if isinstance(f, dict) and f.get("id")]
     if not gw.client.is_admin(user):
-        await gw.notify(channel, "Alleen beheerders kunnen bronnen toevoegen.")
+        if not strip_mentions(str(event.get("text") or "")):
+            await gw.notify(channel, NOT_AN_ADMIN)
         return
+    for f in files[:10]:
+        if await gw.deduper.claim(f"file:{f['id']}"):  # file_shared may bring it too
+            await upload(gw, user=user, file_id=str(f["id"]), channel=channel)
+
+
+async def upload(gw: SlackGateway, *, user: str, file_id: str, channel: str) -> None:
+    """A file shared with R42 in a DM by an admin: text files are ingested, others refused."""
+    if not gw.client.is_admin(user):
+        return  # the file_share message says why (or answers the question with it)
     try:
         info = await gw.api.file_info(file_id)
         name = str(info.get("name") or info.get("title") or file_id)

@@ -11,8 +11,8 @@ from slack_bolt.async_app import AsyncApp
 
 from services.gateway.slack import ids
 from services.gateway.slack.blocks import chat as bc
-from services.gateway.slack.blocks.kit import notice_blocks
-from services.gateway.slack.flows import chat, reviews
+from services.gateway.slack.blocks.kit import notice_blocks, strip_mentions
+from services.gateway.slack.flows import chat, reviews, uploads
 from services.gateway.slack.gateway import SlackGateway
 from services.gateway.slack.listeners.interactions import (
     action_value,
@@ -56,11 +56,16 @@ def _register_messages(app: AsyncApp, gw: SlackGateway) -> None:
 
     @app.event("message")
     async def on_message(body: dict[str, Any], event: dict[str, Any]) -> None:
-        # Only plain DMs from people: edits, bot posts and file shares have their own paths.
-        if event.get("channel_type") != "im" or event.get("subtype") or event.get("bot_id"):
+        # Plain DMs and DMs with a file from people; edits and bot posts are not questions.
+        subtype = event.get("subtype")
+        if event.get("channel_type") != "im" or subtype not in (None, "file_share"):
             return
-        if event.get("files"):
+        if event.get("bot_id"):
             return
+        if subtype == "file_share":
+            bg.spawn(uploads.shared_in_dm(gw, event), name="file-share")
+            if not strip_mentions(str(event.get("text") or "")):
+                return  # a file without a question
         bg.spawn(turn(body, event, in_thread=False), name="chat-dm")
 
 
