@@ -36,7 +36,7 @@ from shared.store import Source, Suggestion
 HELP_TEXT = """*R42 — wat kan ik?*
 • Stel een vraag in een DM of noem @R42 in een kanaal.
 • `/learn [article|slides|infographic]` — het onderwerp van deze week.
-• `/quiz` — de quiz van deze week (in je DM).
+• `/quiz` — de quiz van deze week (in je DM); `/quiz stop` stopt hem.
 • `/leaderboard` — de ranglijst van deze week en aller tijden.
 • `/r42 clear` — begin een nieuw gesprek.
 • `/r42 sources` — bronnen en hun status.
