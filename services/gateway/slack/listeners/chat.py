@@ -55,12 +55,16 @@ def _register_messages(app: AsyncApp, gw: SlackGateway) -> None:
         bg.spawn(turn(body, event, in_thread=True), name="chat-mention")
 
     @app.event("message")
-    async def on_message(body: dict[str, Any], event: dict[str, Any]) -> None:
+    async def on_message(body: dict[str, Any], event: dict[str, Any], context: Any) -> None:
         # Plain DMs and DMs with a file from people; edits and bot posts are not questions.
-        subtype = event.get("subtype")
-        if event.get("channel_type") != "im" or subtype not in (None, "file_share"):
+        subtype, kind = event.get("subtype"), event.get("channel_type")
+        if event.get("bot_id") or subtype not in (None, "file_share"):
             return
-        if event.get("bot_id"):
+        if kind == "mpim":  # a group DM: only when R42 is mentioned (deduped with app_mention)
+            if f"<@{context.get('bot_user_id')}>" in str(event.get("text") or ""):
+                bg.spawn(turn(body, event, in_thread=True), name="chat-mpim")
+            return
+        if kind != "im":
             return
         if subtype == "file_share":
             bg.spawn(uploads.shared_in_dm(gw, event), name="file-share")

@@ -317,3 +317,28 @@ async def test_secrets_never_reach_the_logs(
     assert "chat.postMessage" in logged or "Sending a request" in logged  # debug logs ran
     assert FAKE_SLACK_BOT_TOKEN not in logged
     assert FAKE_SLACK_SIGNING_SECRET not in logged
+
+
+async def test_group_dm_is_answered_once_when_r42_is_mentioned(
+    gateway: Gateway, r42_stub: R42Stub, fake_slack: FakeSlack
+) -> None:
+    said = {
+        "type": "message",
+        "channel_type": "mpim",
+        "channel": "G0GROUP",
+        "user": USER,
+        "text": "<@UBOT> hoe declareer ik?",
+        "ts": "1700000002.000100",
+        "client_msg_id": "cm-mpim-1",
+    }
+    await gateway.event(said, event_id="EvM1")
+    mention = {k: v for k, v in said.items() if k != "channel_type"}
+    await gateway.event({**mention, "type": "app_mention"}, event_id="EvM2")
+    await gateway.event(
+        {**said, "text": "zonder R42", "ts": "1700000002.000200", "client_msg_id": "cm-mpim-2"},
+        event_id="EvM3",
+    )
+    await fake_slack.wait_for("chat.update")
+    await gateway.settle()
+    assert [c.text for c in r42_stub.chats] == ["hoe declareer ik?"]
+    assert r42_stub.chats[0].conversation == "slack:G0GROUP:1700000002.000100"
