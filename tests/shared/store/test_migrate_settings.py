@@ -103,9 +103,9 @@ async def test_old_settings_rows_read_back_through_the_new_repositories(tmp_path
         assert running is not None and not running.final and running.ts == "18.5"
         progress = await store.merge_progress.get("src-1")
         assert (progress.topics_added, progress.changed_ids) == (3, ["okr", "scrum"])
-        lease = await store.locks.get("okr")
+        lease = await store.locks.get("content:okr")
         assert lease is not None and lease.owner == "o1"
-        assert await store.locks.get("old") is None
+        assert await store.locks.get("content:old") is None
         handled = await store.idempotency.get("content.requested", "ev-1")
         assert handled is not None and handled.value["generated"] == ["article"]
         custom = await store.custom_topics.get("okr-basics")
