@@ -85,8 +85,9 @@ class Grants:
             "subscribe": {"allow": _dedupe(sub)},
         }
         if self.serves:
-            # Answer a request on its reply subject (the caller's inbox), once, within 1 min.
-            perms["allow_responses"] = {"max": 1, "expires": "1m"}
+            # Answer a request on its reply subject (the caller's inbox), once, within 5 min
+            # (a chat turn with tool calls can take longer than one LLM timeout).
+            perms["allow_responses"] = {"max": 1, "expires": "5m"}
         return perms
 
 
