@@ -65,30 +65,35 @@ async def start_service(
 ) -> ServiceContext:
     """Connect everything, let `register` add subscribers, start the broker, then `on_started`."""
     from shared.bus import BusTelemetrySink, build_broker, start_broker
+    from shared.obs.host import prepare_obs
 
     settings = settings or build_settings()
     url = resolve_nats_url(settings)
-    broker = build_broker(url, name=f"r42-{name}")
+    obs = prepare_obs(name, settings)  # metrics, tracing; /metrics, /healthz, /readyz below
+    broker = build_broker(url, name=f"r42-{name}", middlewares=obs.middlewares)
     store = await open_store(settings.store_url)
-    limiter = await open_limiter(
+    limiter = obs.observe_limiter(await open_limiter(
         mode=settings.limiter,
         nats_url=url,
         config=LimiterConfig.model_validate(settings.limits) if settings.limits else None,
         bucket=settings.limiter_bucket,
-    )
+    ))  # fmt: skip
     sink = BusTelemetrySink(broker, actor=name, namespace=namespace)
-    runtime = configure_llm(settings, sink=sink, limiter=limiter)
+    runtime = configure_llm(settings, sink=obs.observe_sink(sink), limiter=limiter)
     ctx = ServiceContext(
         name=name, settings=settings, broker=broker, store=store, nats_url=url,
         namespace=namespace, limiter=limiter,
     )  # fmt: skip
     ctx.extras["telemetry_sink"] = sink
     ctx.extras["llm_runtime"] = runtime
+    ctx.extras["obs"] = obs
     try:
+        await obs.start(broker=broker, store=store)
         await register(ctx)
         await start_broker(broker, namespace=namespace)
         if on_started is not None:
             await on_started(ctx)
+        obs.mark_started()
     except BaseException:
         await stop_service(ctx)
         raise
@@ -117,6 +122,9 @@ async def stop_service(ctx: ServiceContext) -> None:
         with contextlib.suppress(Exception):
             await runtime.aclose()  # close the HTTP pool on this loop, before it ends
     reset_llm()
+    obs = ctx.extras.get("obs")
+    if obs is not None:
+        await obs.aclose()
 
 
 async def serve_until_stopped(
