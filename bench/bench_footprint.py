@@ -46,7 +46,7 @@ def _label(proc: psutil.Process) -> str:
         return "nats-server"
     for part in cmd:
         if part.startswith("services.") and part != "services.cli.main":
-            return part.removeprefix("services.")
+            return str(part).removeprefix("services.")
     if "up" in cmd:
         return "r42 up"
     return " ".join(Path(c).name for c in cmd[:3])

@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -50,7 +51,7 @@ async def run(api_url: str, nats_url: str, *, calls: int, block: int, data: Path
     settings = build_settings(anthropic_base_url=api_url, anthropic_api_key=API_KEY,
                               llm="anthropic", data_dir=data)  # fmt: skip
     model = settings.model_for_tier("fast")
-    messages = [{"role": "user", "content": "When are salaries paid?"}]
+    messages: Any = [{"role": "user", "content": "When are salaries paid?"}]
     client = anthropic.AsyncAnthropic(api_key=API_KEY, base_url=api_url, max_retries=0,
                                       timeout=60)  # fmt: skip
     obs = prepare_obs("bench", settings)
@@ -65,7 +66,7 @@ async def run(api_url: str, nats_url: str, *, calls: int, block: int, data: Path
 
     async def bare() -> None:
         msg = await client.messages.create(model=model, max_tokens=256, messages=messages)
-        assert msg.content[0].text
+        assert msg.content[0].type == "text" and msg.content[0].text
 
     async def no_limit() -> None:
         result = await call_llm(task="bench", tier="fast", messages=messages, max_tokens=256)
@@ -96,7 +97,7 @@ async def run(api_url: str, nats_url: str, *, calls: int, block: int, data: Path
         f"  limited / no-limit  = {med['limited'] / med['no-limit']:.2f}x  "
         f"(+{(med['limited'] - med['no-limit']) * 1e3:.3f} ms: the limiter's KV round trips)"
     )
-    waits = obs.metrics.limiter_wait.collect()[0].samples
+    waits = next(iter(obs.metrics.limiter_wait.collect())).samples
     count = next(s.value for s in waits if s.name.endswith("_count"))
     if count != calls + 20 or len(sink.records) != 2 * (calls + 20):
         raise SystemExit(f"broken run: {count} limiter waits, {len(sink.records)} records")
