@@ -110,7 +110,7 @@ def all_ready(data: Path) -> bool:
     return True
 
 
-def one_run(settle: float) -> tuple[float, float, dict[str, float]]:
+def one_run(settle: float, *, wait_ready: bool = True) -> tuple[float, float, dict[str, float]]:
     """(first answer s, peak total RSS MB, per-process RSS at the peak)."""
     with tempfile.TemporaryDirectory(prefix="r42-footprint-") as tmp:
         data = Path(tmp) / "data"
@@ -131,7 +131,7 @@ def one_run(settle: float) -> tuple[float, float, dict[str, float]]:
                 sample = tree_rss(root)
                 if sum(sample.values()) > peak:
                     peak, split = sum(sample.values()), sample
-                if ready_at is None and all_ready(data):
+                if ready_at is None and (not wait_ready or all_ready(data)):
                     ready_at = time.perf_counter()
                 if ready_at is not None and time.perf_counter() - ready_at >= settle:
                     break
@@ -154,8 +154,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--settle", type=float, default=8.0, help="seconds sampled after ready")
+    parser.add_argument(
+        "--no-ready-wait",
+        action="store_true",
+        help="sample --settle s after the first answer (no status files)",
+    )
     args = parser.parse_args()
-    runs = [one_run(args.settle) for _ in range(args.runs)]
+    runs = [one_run(args.settle, wait_ready=not args.no_ready_wait) for _ in range(args.runs)]
     answers = [r[0] for r in runs]
     peaks = [r[1] for r in runs]
     median_run = sorted(runs, key=lambda r: r[1])[len(runs) // 2]
