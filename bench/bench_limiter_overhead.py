@@ -8,6 +8,7 @@ limiter's KV bucket. Three paths, alternating in blocks so drift hits all alike:
             bucket) wrapped and metered by shared.obs, telemetry going to the obs sink —
             the way start_service wires it; budgets are set far above the call rate, so
             the figure is the limiter's own cost, never a wait for budget
+  unmetered the same limiter without shared.obs's wrapper (what the metrics cost)
 Prints medians, p90 and the ratios limited/bare and limited/no-limit.
 
     python bench/bench_limiter_overhead.py [--calls 400] [--block 20]
@@ -72,13 +73,19 @@ async def run(api_url: str, nats_url: str, *, calls: int, block: int, data: Path
         result = await call_llm(task="bench", tier="fast", messages=messages, max_tokens=256)
         assert result.text
 
+    async def unmetered() -> None:
+        result = await call_llm(task="bench", tier="fast", messages=messages, max_tokens=256,
+                                limiter=inner)  # fmt: skip
+        assert result.text
+
     async def limited() -> None:
         result = await call_llm(task="bench", tier="fast", messages=messages, max_tokens=256,
                                 limiter=limiter)  # fmt: skip
         assert result.text
 
     try:
-        samples = await measure({"bare": bare, "no-limit": no_limit, "limited": limited},
+        samples = await measure({"bare": bare, "no-limit": no_limit, "unmetered": unmetered,
+                                 "limited": limited},
                                 calls=calls, block=block)  # fmt: skip
     finally:
         assert limiter is not None
@@ -99,7 +106,11 @@ async def run(api_url: str, nats_url: str, *, calls: int, block: int, data: Path
     )
     waits = next(iter(obs.metrics.limiter_wait.collect())).samples
     count = next(s.value for s in waits if s.name.endswith("_count"))
-    if count != calls + 20 or len(sink.records) != 2 * (calls + 20):
+    print(
+        f"  limited / unmetered = {med['limited'] / med['unmetered']:.2f}x  "
+        "(what shared.obs's limiter metrics add)"
+    )
+    if count != calls + 20 or len(sink.records) != 3 * (calls + 20):
         raise SystemExit(f"broken run: {count} limiter waits, {len(sink.records)} records")
 
 
