@@ -14,7 +14,7 @@ from shared.obs.llm import ObservedLimiter, ObservedSink
 from shared.obs.metrics import ObsMetrics
 from shared.obs.server import Checks, ObsServer
 from shared.obs.settings import ObsSettings
-from shared.obs.state import install_metrics
+from shared.obs.state import install_metrics, uninstall_metrics
 from shared.obs.tracing import setup_tracing, shutdown_tracing, tracer_provider
 
 if TYPE_CHECKING:
@@ -34,7 +34,9 @@ class Observability:
         self._data_dir = Path(settings.data_dir)
         self.metrics = ObsMetrics(name)
         install_metrics(self.metrics)
-        setup_tracing(name, otlp_endpoint=obs.otlp_endpoint, spans_file=obs.traces_file)
+        self._tracing = setup_tracing(
+            name, otlp_endpoint=obs.otlp_endpoint, spans_file=obs.traces_file
+        )
         self.server: ObsServer | None = None
         self._broker: NatsBroker | None = None
         self._store: Store | None = None
@@ -92,8 +94,10 @@ class Observability:
             except Exception:
                 log.warning("metrics endpoint did not stop cleanly", exc_info=True)
             self.server = None
-        shutdown_tracing()
-        install_metrics(None)
+        if self._tracing is not None:
+            shutdown_tracing(self._tracing)
+            self._tracing = None
+        uninstall_metrics(self.metrics)
 
     async def _probe(self) -> Checks:
         from shared.bus import is_connected

@@ -94,8 +94,7 @@ def setup_tracing(
     """Install a provider exporting to OTLP and/or a file; None (and no SDK) when neither is set."""
     global _provider
     if not otlp_endpoint and spans_file is None:
-        _provider = None
-        return None
+        return None  # a provider someone else installed in this process stays
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
@@ -112,10 +111,12 @@ def setup_tracing(
     return provider
 
 
-def shutdown_tracing() -> None:
-    """Flush and drop the provider (at service stop)."""
+def shutdown_tracing(provider: TracerProvider | None = None) -> None:
+    """Flush and drop `provider` (default: the installed one) at service stop."""
     global _provider
-    provider, _provider = _provider, None
+    provider = provider or _provider
+    if provider is _provider:
+        _provider = None
     if provider is not None:
         try:
             provider.shutdown()

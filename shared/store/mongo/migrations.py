@@ -88,6 +88,9 @@ MIGRATIONS: tuple[MongoMigration, ...] = (
         5, "collections of proposals, feedback, uploads, keys, flags, locks", state_indexes
     ),
     MongoMigration(6, "settings documents move into their own collections", move_settings),
+    MongoMigration(
+        7, "assertions, topic curation, change log; topics by updated_at", state_indexes
+    ),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

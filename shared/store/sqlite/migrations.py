@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from shared.errors import StoreError
 from shared.store._common import normalise_question_key, utcnow
 from shared.store.sqlite.db import dumps, to_text
-from shared.store.sqlite.migrate_state import move_settings, state_tables
+from shared.store.sqlite.migrate_state import move_settings, provenance_tables, state_tables
 
 _BASE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS topics (
@@ -232,6 +232,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         state_tables,
     ),
     Migration(6, "settings rows move into their own tables", move_settings),
+    Migration(7, "assertions, topic curation, change log; topics by updated_at", provenance_tables),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 
