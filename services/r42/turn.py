@@ -84,7 +84,7 @@ async def chat_turn(
     if truncated:
         text = text[:MAX_INPUT_CHARS]
     is_admin = effective_admin(request.is_admin, request.user_id, admins)
-    history = await load_thread(store, request.user_id)
+    history = await load_thread(store, request.thread_key)
     asked_at = utcnow()
     try:
         async with asyncio.timeout(TURN_TIMEOUT_S):
@@ -104,7 +104,7 @@ async def chat_turn(
     if turn.delta is not None:
         proposal = await save_proposal(store=store, delta=turn.delta, proposed_by=request.user_id)
     await store.threads.append(
-        request.user_id,
+        request.thread_key,
         [
             ThreadMessage(role="user", text=text, at=asked_at),
             ThreadMessage(role="assistant", text=answer, at=utcnow()),

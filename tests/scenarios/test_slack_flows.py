@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from services.gateway import actions as ids
+from services.gateway.slack import ids
 from shared.bus import KbUpdated, SourceUploaded
 from shared.store import iso_week
+from tests.fakes.anthropic_server import text_reply
+from tests.fakes.fixtures import FAKE_ANTHROPIC_API_KEY
 from tests.fakes.slack_server import FakeSlack
 from tests.scenarios.stack import (
     Stack,
@@ -21,7 +24,14 @@ from tests.scenarios.stack import (
     start_stack,
     stop_stack,
 )
-from tests.services.gateway.harness import ADMIN, ADMIN_CHANNEL, USER, Tap, make_tap
+from tests.services.gateway.harness import (
+    ADMIN,
+    ADMIN_CHANNEL,
+    USER,
+    Tap,
+    gateway_settings,
+    make_tap,
+)
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -204,3 +214,100 @@ async def test_learn_article_and_infographic(stack: Stack, fake_slack: FakeSlack
     await asyncio.sleep(0)
     pngs = [v for v in fake_slack.file_contents.values() if v.startswith(b"\x89PNG")]
     assert pngs
+
+
+GATEWAY_DIR = Path(__file__).resolve().parents[2] / "services" / "gateway"
+MAX_GATEWAY_FILES_PER_DM = 10
+
+
+async def test_a_dm_answer_passes_through_few_gateway_files(
+    stack: Stack, fake_slack: FakeSlack
+) -> None:
+    """Event → listener → flow → core → rpc → answer posted: the gateway files on that path."""
+    seen: list[str] = []
+
+    def profile(frame, event, _arg) -> None:
+        name = frame.f_code.co_filename
+        if event == "call" and name.startswith(str(GATEWAY_DIR)) and name not in seen:
+            seen.append(name)
+
+    sys.setprofile(profile)
+    try:
+        await stack.gateway.event(
+            {
+                "type": "message",
+                "channel_type": "im",
+                "channel": "D0USER",
+                "user": USER,
+                "text": "Hoe vraag ik verlof aan?",
+                "ts": "1700000000.000100",
+                "client_msg_id": "cm-path-1",
+            },
+            event_id="Ev-path-1",
+        )
+        answer = (
+            await fake_slack.wait_for(
+                "chat.update", where=lambda c: "r42_feedback" in text_of(c), timeout=30
+            )
+        )[0]
+    finally:
+        sys.setprofile(None)
+    assert "Verlof" in text_of(answer)
+    files = [str(Path(f).relative_to(GATEWAY_DIR)) for f in seen]
+    assert 3 <= len(files) <= MAX_GATEWAY_FILES_PER_DM, files
+    assert not any(f.startswith("console") for f in files), files
+
+
+def _sent_text(request) -> str:
+    """Everything a model request carries in its messages (text blocks and plain strings)."""
+    return json.dumps(request.body.get("messages"), ensure_ascii=False)
+
+
+async def test_each_conversation_has_its_own_memory(
+    nats_url: str, tmp_path: Path, fake_slack: FakeSlack, fake_anthropic, unique: str
+) -> None:
+    """A DM, a channel thread and another DM never see each other's turns."""
+    settings = gateway_settings(
+        nats_url=nats_url,
+        tmp_path=tmp_path,
+        fake=fake_slack,
+        llm="anthropic",
+        anthropic_base_url=fake_anthropic.url,
+        anthropic_api_key=FAKE_ANTHROPIC_API_KEY,
+    )
+    await seed(settings)
+    running = await start_stack(settings, fake=fake_slack, namespace=f"m{unique}", services=["r42"])
+    fake_anthropic.default = lambda _body: text_reply("Dat staat in het handboek.")
+    gw = running.gateway
+    try:
+
+        async def ask(event: dict, n: int) -> None:
+            await gw.event(event, event_id=f"Ev-mem-{n}")
+            await fake_slack.wait_for(
+                "chat.update", n, where=lambda c: "r42_feedback" in text_of(c), timeout=30
+            )
+
+        dm = {"type": "message", "channel_type": "im", "channel": "D0USER", "user": USER}
+        await ask({**dm, "text": "Mijn salaris geheim-DM-1?", "ts": "1.1", "client_msg_id": "a"}, 1)
+        await ask({**dm, "text": "En de bonus?", "ts": "1.2", "client_msg_id": "b"}, 2)
+        assert "geheim-DM-1" in _sent_text(fake_anthropic.requests[-1])  # the DM remembers
+        mention = {
+            "type": "app_mention",
+            "channel": "C0PUBLIC",
+            "user": USER,
+            "text": "<@UBOT> Hoe vraag ik verlof aan?",
+            "ts": "2.1",
+        }
+        await ask(mention, 3)
+        channel_request = _sent_text(fake_anthropic.requests[-1])
+        assert "verlof" in channel_request
+        assert "geheim-DM-1" not in channel_request and "bonus" not in channel_request
+        in_thread = {**mention, "text": "<@UBOT> En ziekte?", "ts": "2.2", "thread_ts": "2.1"}
+        await ask(in_thread, 4)
+        thread_request = _sent_text(fake_anthropic.requests[-1])
+        assert "verlof" in thread_request and "geheim-DM-1" not in thread_request
+        other_dm = {**dm, "channel": "D0USER2", "ts": "3.1", "client_msg_id": "c"}
+        await ask({**other_dm, "text": "Wat is onboarding?"}, 5)
+        assert "geheim-DM-1" not in _sent_text(fake_anthropic.requests[-1])
+    finally:
+        await stop_stack(running)

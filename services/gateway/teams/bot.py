@@ -22,7 +22,12 @@ from microsoft_agents.hosting.core import TurnContext
 from microsoft_agents.hosting.teams import TeamsActivityHandler
 
 from services.gateway.teams import cards, flows_chat, flows_learn, uploads, views
-from services.gateway.teams.surface import TeamsGateway, strip_mentions, user_id_of
+from services.gateway.teams.surface import (
+    TeamsGateway,
+    conversation_key,
+    strip_mentions,
+    user_id_of,
+)
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +108,9 @@ class R42TeamsBot(TeamsActivityHandler):
                 ref, await flows_learn.leaderboard(self.gw), summary="Ranglijst", reply_to=thread
             )
         elif command == "clear":
-            cleared = await self.gw.client.clear(user_id=user)
+            cleared = await self.gw.client.chat.clear(
+                user_id=user, conversation=conversation_key(ref.conversation.id)
+            )
             await self.gw.notify(ref, cleared.greeting, reply_to=thread)
         elif command in ADMIN_COMMANDS:
             await flows_chat.admin_command(

@@ -1,9 +1,19 @@
-"""The one place the Teams surface reaches the gateway's client API (so a move is one edit)."""
+"""The one place the Teams surface reaches the gateway core (client API and shared views)."""
 
 from __future__ import annotations
 
-from services.gateway.background import Background
-from services.gateway.client import ForbiddenError, GatewayClient
-from services.gateway.uploads import check_text
+from services.gateway.core import ForbiddenError, GatewayClient, user_message
+from services.gateway.core.background import Background
+from services.gateway.core.quiz import LETTERS, QuestionView, parse_question
+from services.gateway.core.uploads import check_text
 
-__all__ = ["Background", "ForbiddenError", "GatewayClient", "check_text"]
+__all__ = [
+    "LETTERS",
+    "Background",
+    "ForbiddenError",
+    "GatewayClient",
+    "QuestionView",
+    "check_text",
+    "parse_question",
+    "user_message",
+]

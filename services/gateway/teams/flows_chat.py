@@ -13,7 +13,8 @@ from typing import Any
 from microsoft_agents.activity import ConversationReference
 
 from services.gateway.teams import cards, views
-from services.gateway.teams.surface import TeamsGateway, user_message
+from services.gateway.teams.core import user_message
+from services.gateway.teams.surface import TeamsGateway, conversation_key
 from shared.bus import KbDelta
 
 log = logging.getLogger(__name__)
@@ -39,13 +40,17 @@ async def chat_turn(
     if not text:
         await gw.notify(ref, EMPTY_HINT, reply_to=reply_to)
         return
-    if await gw.client.quiz_active(user):
+    if await gw.client.chat.quiz_active(user):
         await gw.notify(ref, QUIZ_ACTIVE, reply_to=reply_to)
         return
     await gw.sender.typing(ref)
     try:
-        reply = await gw.client.chat(
-            user_id=user, text=text, user_name=name, correlation_id=correlation
+        reply = await gw.client.chat.ask(
+            user_id=user,
+            text=text,
+            conversation=conversation_key(ref.conversation.id),
+            user_name=name,
+            correlation_id=correlation,
         )
     except Exception as exc:
         await gw.notify(ref, user_message(exc), warning=True, reply_to=reply_to)
@@ -67,7 +72,7 @@ async def feedback(gw: TeamsGateway, *, user: str, data: dict[str, Any]) -> dict
     if not isinstance(turn, str) or not isinstance(up, bool):
         return cards.invoke_message("Deze knop is ongeldig.")
     try:
-        await gw.client.feedback(user_id=user, turn_id=turn, positive=up, where="teams")
+        await gw.client.feedback.vote(user_id=user, turn_id=turn, positive=up, where="teams")
     except Exception as exc:
         return cards.invoke_message(user_message(exc))
     return cards.invoke_message("Bedankt voor je feedback!")
@@ -81,7 +86,7 @@ async def proposal(
     if not isinstance(proposal_id, str) or not isinstance(accept, bool):
         return cards.invoke_message("Deze knop is ongeldig.")
     try:
-        result = await gw.client.decide_proposal(
+        result = await gw.client.chat.decide_proposal(
             proposal_id=proposal_id, user_id=user, accept=accept
         )
     except Exception as exc:
@@ -95,7 +100,7 @@ async def proposal(
 
 async def send_review(gw: TeamsGateway, suggestion_id: str) -> None:
     """An Approve / Reject card in every admin's personal chat with the bot."""
-    suggestion = await gw.store.suggestions.get(suggestion_id)
+    suggestion = await gw.client.reviews.get(suggestion_id)
     if suggestion is None:
         log.warning("suggestion %s vanished before review", suggestion_id)
         return
@@ -123,7 +128,7 @@ async def review(gw: TeamsGateway, *, user: str, data: dict[str, Any]) -> dict[s
     suggestion_id, approve = data.get("s"), data.get("ok")
     if not isinstance(suggestion_id, str) or not isinstance(approve, bool):
         return cards.invoke_message("Deze knop is ongeldig.")
-    decision = await gw.client.decide_suggestion(
+    decision = await gw.client.reviews.decide(
         suggestion_id=suggestion_id, user_id=user, approve=approve
     )
     if decision.status == "forbidden":
@@ -169,14 +174,14 @@ async def admin_command(
     try:
         if command == "sources":
             gw.client.require_admin(user, "bronnen bekijken")
-            rows = await gw.client.sources(limit=15)
+            rows = await gw.client.sources.list(limit=15)
             lines = [f"- **{s.name}** — {s.status}" for s in rows] or ["Nog geen bronnen."]
             await gw.post(ref, cards.card([cards.heading("Bronnen"), cards.text("\n".join(lines))]))
         elif command == "suggestions":
-            pending = await gw.client.pending_suggestions(user_id=user)
+            pending = await gw.client.reviews.pending(user_id=user)
             await gw.post(ref, views.suggestions_card(pending), summary="Voorstellen")
         elif command == "diagnostics":
-            d = await gw.client.diagnostics(user_id=user)
+            d = await gw.client.reads.diagnostics(user_id=user)
             pairs = [
                 ("Aanroepen deze week", str(d.week_calls)),
                 ("Fouten deze week", str(d.week_errors)),
@@ -185,7 +190,7 @@ async def admin_command(
             ]
             await gw.post(ref, cards.card([cards.heading("Diagnostiek"), cards.facts(pairs)]))
         elif command == "graph":
-            view = await gw.client.graph(arg)
+            view = await gw.client.reads.graph(arg)
             lines = [
                 f"- {rel} {'→' if out else '←'} {t.label}" for rel, out, t in view.neighbours[:40]
             ]

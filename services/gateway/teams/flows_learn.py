@@ -15,9 +15,10 @@ from microsoft_agents.activity import ConversationReference
 
 from services.gateway.teams import cards, views
 from services.gateway.teams import views_learn as vl
-from services.gateway.teams.surface import TeamsGateway, user_message
+from services.gateway.teams.core import user_message
+from services.gateway.teams.surface import TeamsGateway
 from shared.bus import ContentReady, ContentType, QuizReady, QuizScored
-from shared.errors import BadInputError, NotFoundError, R42Error
+from shared.errors import BadInputError, R42Error
 
 log = logging.getLogger(__name__)
 
@@ -38,18 +39,16 @@ async def learn(
 ) -> None:
     """Placeholder card, then content.requested (content.ready replaces the placeholder)."""
     try:
-        weekly = await gw.client.weekly_topic(user)
+        weekly = await gw.client.learning.weekly_topic(user)
         topic_id = topic_id or weekly.topic_id
-        topic = await gw.store.topics.get(topic_id)
-        if topic is None:
-            raise NotFoundError(f"onderwerp {topic_id} bestaat niet")
+        topic = await gw.client.learning.topic(topic_id)
     except R42Error as exc:
         await gw.notify(ref, user_message(exc))
         return
     placeholder = await gw.post(
         ref, vl.pending_card(label=topic.label, kind=kind), summary="Even geduld…"
     )
-    await gw.client.request_content(
+    await gw.client.learning.request_content(
         user_id=user,
         topic_id=topic_id,
         kind=kind,
@@ -63,7 +62,7 @@ async def content_card(
     gw: TeamsGateway, *, topic_id: str, kind: str, week: str, slide: int = 0
 ) -> tuple[cards.Card, list[dict[str, Any]]]:
     """The stored content of a topic as a card (plus the infographic image attachment)."""
-    content = await gw.store.content.get(topic_id)
+    content = await gw.client.learning.content(topic_id)
     kind = "article" if kind == "all" else kind
     part = getattr(content, kind, None) if content is not None else None
     if not isinstance(part, dict):
@@ -129,7 +128,7 @@ async def start_quiz(gw: TeamsGateway, *, ref: ConversationReference, user: str)
     """A placeholder, then quiz.requested (quiz.ready replaces it with the first question)."""
     placeholder = await gw.post(ref, cards.notice("De quiz wordt klaargezet…"), summary="Quiz")
     try:
-        await gw.client.start_quiz(
+        await gw.client.quiz.start(
             user_id=user,
             reply_to=gw.reply_to(conversation=ref.conversation.id, user=user, activity=placeholder),
         )
@@ -185,7 +184,7 @@ async def answer(
     except BadInputError:
         q = vl.Question(q_index, q_index + 1, "Vraag", tuple(vl.LETTERS[: max(choice + 1, 2)]))
     try:
-        await gw.client.answer_quiz(
+        await gw.client.quiz.answer(
             attempt_id=attempt,
             user_id=user,
             question_index=q_index,
@@ -257,4 +256,4 @@ async def on_quiz_scored(gw: TeamsGateway, event: QuizScored) -> None:
 
 async def leaderboard(gw: TeamsGateway) -> cards.Card:
     """The ranking card."""
-    return views.leaderboard_card(await gw.client.leaderboards(limit=10))
+    return views.leaderboard_card(await gw.client.quiz.leaderboards(limit=10))

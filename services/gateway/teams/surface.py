@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import re
-import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 from microsoft_agents.activity import Activity, ConversationReference
 
 from services.gateway.teams import cards
-from services.gateway.teams.core import Background, ForbiddenError, GatewayClient
+from services.gateway.teams.core import Background, GatewayClient
 from services.gateway.teams.dedupe import ActivityClaims
 from services.gateway.teams.refs import ConversationRefs
 from services.gateway.teams.sender import TeamsSender, message
-from shared.errors import BadInputError, BusError, NotFoundError, R42Error
 
 log = logging.getLogger(__name__)
 
@@ -36,17 +35,9 @@ def strip_mentions(activity: Activity) -> str:
     return " ".join(_MENTION_RE.sub(" ", activity.text or "").split())
 
 
-def user_message(exc: BaseException) -> str:
-    """What to tell a person about a failure (R42 errors are safe to show; others get a ref)."""
-    if isinstance(exc, BusError):
-        return f"R42 is even niet bereikbaar ({exc}). Probeer het zo opnieuw."
-    if isinstance(exc, (BadInputError, NotFoundError, ForbiddenError)):
-        return str(exc)
-    if isinstance(exc, R42Error):
-        return f"Er ging iets mis: {exc}"
-    ref = uuid.uuid4().hex[:8]
-    log.error("unexpected error (ref %s)", ref, exc_info=exc)
-    return f"Er ging iets mis (referentie {ref})."
+def conversation_key(conversation_id: str) -> str:
+    """The chat rpc's conversation key: each personal chat / channel thread its own memory."""
+    return "teams:" + hashlib.sha256(conversation_id.encode()).hexdigest()[:40]
 
 
 @dataclass
@@ -62,7 +53,7 @@ class TeamsGateway:
     @property
     def store(self) -> Any:
         """The store behind the client."""
-        return self.client.store
+        return self.client.ctx.store
 
     def reply_to(
         self, *, conversation: str, user: str, activity: str | None = None, **extra: Any

@@ -16,8 +16,8 @@ import aiohttp
 from microsoft_agents.activity import Activity, ConversationReference
 
 from services.gateway.teams import cards
-from services.gateway.teams.core import check_text
-from services.gateway.teams.surface import TeamsGateway, user_message
+from services.gateway.teams.core import check_text, user_message
+from services.gateway.teams.surface import TeamsGateway
 from shared.errors import BadInputError
 
 log = logging.getLogger(__name__)
@@ -91,7 +91,7 @@ async def handle(
             gw.client.require_admin(user, "bronnen toevoegen")
             data = await download(info.url, max_bytes=gw.client.settings.max_upload_bytes)
             text = check_text(data, max_bytes=gw.client.settings.max_upload_bytes)
-            result = await gw.client.ingest_text(name=info.name, text=text, user_id=user)
+            result = await gw.client.sources.ingest_text(name=info.name, text=text, user_id=user)
         except Exception as exc:
             await gw.notify(ref, f"{info.name}: {user_message(exc)}", warning=True)
             continue

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-from dataclasses import dataclass
 from typing import Any
 
 from services.gateway.teams.cards import (
@@ -18,10 +17,9 @@ from services.gateway.teams.cards import (
     text,
     truncate,
 )
+from services.gateway.teams.core import LETTERS, QuestionView
 from services.gateway.teams.views import VERB_LEADERBOARD, VERB_LEARN, VERB_QUIZ_ANSWER, VERB_SLIDE
-from shared.errors import BadInputError
 
-LETTERS = "ABCDEFGH"
 KIND_LABELS = {"article": "Artikel", "slides": "Slides", "infographic": "Infographic"}
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 MAX_INLINE_PNG = 1024 * 1024
@@ -131,33 +129,7 @@ def infographic_image(info: dict[str, Any]) -> dict[str, Any] | None:
 # -- quiz ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Question:
-    """A quiz question as shown (parsed from the quiz service's dict)."""
-
-    index: int
-    count: int
-    text: str
-    options: tuple[str, ...]
-
-
-def parse_question(data: dict[str, Any] | None, *, count: int | None = None) -> Question:
-    """Read a question from quiz.ready / quiz.scored; BadInputError when unusable."""
-    if not isinstance(data, dict):
-        raise BadInputError("the quiz event carries no question")
-    body = data.get("text") or data.get("question")
-    options = data.get("options") or data.get("choices")
-    index = data.get("index", data.get("question_index", 0))
-    total = data.get("count", data.get("question_count", count))
-    if not isinstance(body, str) or not body.strip():
-        raise BadInputError("quiz question without text")
-    if not isinstance(options, list) or not 2 <= len(options) <= len(LETTERS):
-        raise BadInputError("quiz question needs 2-8 options")
-    if not isinstance(index, int) or index < 0:
-        raise BadInputError("quiz question index must be a non-negative integer")
-    if not isinstance(total, int) or total <= index:
-        total = index + 1 if count is None else max(count, index + 1)
-    return Question(index, total, body.strip(), tuple(str(o) for o in options))
+Question = QuestionView
 
 
 def _question_body(q: Question) -> list[Element]:

@@ -16,9 +16,9 @@ import aiohttp
 import nats
 from slack_sdk.signature import SignatureVerifier
 
-from services.gateway.app import GATEWAY_KEY, Mode, make_on_started, make_register
-from services.gateway.dedupe import bucket_name
-from services.gateway.slack_gateway import SlackGateway
+from services.gateway.slack.dedupe import bucket_name
+from services.gateway.slack.gateway import SlackGateway
+from services.gateway.slack.service import GATEWAY_KEY, Mode, make_on_started, make_register
 from shared.bus import STREAMS, Event, parse_event
 from shared.bus.subjects import ns_stream, ns_subject
 from shared.config import Settings, build_settings
@@ -145,8 +145,8 @@ class Gateway:
         blocks: list[dict[str, Any]] | None = None,
         ephemeral: bool = False,
     ) -> tuple[int, str]:
-        """A signed block_actions click on a message."""
-        payload = {
+        """A signed block_actions click (an ephemeral message's click carries no `message`)."""
+        payload: dict[str, Any] = {
             "type": "block_actions",
             "team": {"id": "T0FAKE"},
             "user": {"id": user, "username": user.lower()},
@@ -159,7 +159,6 @@ class Gateway:
             "channel": {"id": channel},
             "trigger_id": "trig-2",
             "response_url": self.fake.response_url(f"action-{user}"),
-            "message": {"ts": message_ts, "blocks": blocks or []},
             "actions": [
                 {
                     "action_id": action_id,
@@ -170,6 +169,8 @@ class Gateway:
                 }
             ],
         }
+        if not ephemeral:
+            payload["message"] = {"ts": message_ts, "blocks": blocks or []}
         return await self.send_form({"payload": json.dumps(payload)})
 
     async def view(

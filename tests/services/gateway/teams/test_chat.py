@@ -84,3 +84,17 @@ async def test_malformed_activity_is_a_400(teams: Teams) -> None:
     assert status == 400
     status, _ = await teams.post({"type": "message"})  # no conversation
     assert status == 400
+
+
+async def test_each_chat_and_thread_has_its_own_memory(teams: Teams, r42: R42Stub) -> None:
+    url = teams.connector.url
+    first = channel_mention(url, "Vraag in draad 1")
+    await teams.post(first)
+    await teams.post(channel_mention(url, "Vervolg in draad 1", thread=first["id"]))
+    await teams.post(channel_mention(url, "Vraag in draad 2"))
+    await teams.post(personal_message(url, "Vraag in mijn chat"))
+    await teams.settle()
+    keys = {r.text: r.conversation for r in r42.chats}
+    assert keys["Vraag in draad 1"] == keys["Vervolg in draad 1"]
+    assert len({keys["Vraag in draad 1"], keys["Vraag in draad 2"], keys["Vraag in mijn chat"]}) == 3
+    assert all(k.startswith("teams:") for k in keys.values())

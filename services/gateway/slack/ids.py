@@ -1,0 +1,41 @@
+"""Action, block, view and conversation ids shared by the block builders and the listeners."""
+
+from __future__ import annotations
+
+import re
+
+FEEDBACK_UP = "r42_feedback_up"
+FEEDBACK_DOWN = "r42_feedback_down"
+PROPOSAL_YES = "r42_proposal_yes"
+PROPOSAL_NO = "r42_proposal_no"
+SUGGESTION_APPROVE = "r42_suggestion_approve"
+SUGGESTION_REJECT = "r42_suggestion_reject"
+QUIZ_ANSWER_PREFIX = "r42_quiz_answer_"
+QUIZ_ANSWER_RE = re.compile(r"^r42_quiz_answer_\d$")
+QUIZ_START = "r42_quiz_start"
+SLIDE_PREV = "r42_slide_prev"
+SLIDE_NEXT = "r42_slide_next"
+LEARN_PREFIX = "r42_learn_"
+LEARN_RE = re.compile(r"^r42_learn_(article|slides|infographic)$")
+REFINE_OPEN = "r42_refine_open"
+SOURCE_CANCEL_PREFIX = "r42_source_cancel_"
+SOURCE_CANCEL_RE = re.compile(r"^r42_source_cancel_\d+$")
+GRAPH_FOLLOW_PREFIX = "r42_graph_follow_"
+GRAPH_FOLLOW_RE = re.compile(r"^r42_graph_follow_\d+$")
+
+CLEAR_CONFIRM = "r42_clear_confirm"
+CLEAR_CANCEL = "r42_clear_cancel"
+
+INGEST_VIEW = "r42_ingest"
+REFINE_VIEW = "r42_refine"
+
+BLOCK_PROPOSAL = "r42_proposal"
+BLOCK_PROPOSAL_ACTIONS = "r42_proposal_actions"
+BLOCK_FEEDBACK = "r42_feedback"
+BLOCK_REVIEW_ACTIONS = "r42_review_actions"
+BLOCK_QUIZ_ACTIONS = "r42_quiz_actions"
+
+
+def conversation_key(channel: str, thread_ts: str | None = None) -> str:
+    """One memory per DM, per channel thread and per assistant thread (never across them)."""
+    return f"slack:{channel}:{thread_ts}" if thread_ts else f"slack:{channel}"
