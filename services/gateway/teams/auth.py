@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import warnings
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import jwt
 from aiohttp import web
@@ -70,9 +71,7 @@ async def authenticate(config: AgentAuthConfiguration, header: str | None) -> Cl
         return None
 
 
-def jwt_middleware(
-    config: AgentAuthConfiguration,
-) -> Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]:
+def jwt_middleware(config: AgentAuthConfiguration) -> Any:
     """aiohttp middleware guarding every route but the health check."""
 
     @web.middleware

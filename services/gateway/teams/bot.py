@@ -154,7 +154,8 @@ class R42TeamsBot(TeamsActivityHandler):
         data: dict[str, Any] = raw if isinstance(raw, dict) else {}
         ref = await self.gw.refs.save(activity, user_id=user)
         if verb == views.VERB_QUIZ_ANSWER:
-            qd = data.get("qd") if isinstance(data.get("qd"), dict) else {}
+            qd = data.get("qd")
+            qd = qd if isinstance(qd, dict) else {}
             result = await flows_learn.answer(
                 self.gw,
                 ref=ref,

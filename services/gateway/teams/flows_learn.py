@@ -15,7 +15,7 @@ from microsoft_agents.activity import ConversationReference
 
 from services.gateway.teams import cards, views
 from services.gateway.teams import views_learn as vl
-from services.gateway.teams.core import user_message
+from services.gateway.teams.core import LETTERS, QuestionView, parse_question, user_message
 from services.gateway.teams.surface import TeamsGateway
 from shared.bus import ContentReady, ContentType, QuizReady, QuizScored
 from shared.errors import BadInputError, R42Error
@@ -83,6 +83,7 @@ async def on_content_ready(gw: TeamsGateway, event: ContentReady) -> None:
     ref = await gw.ref_for(rt)
     if ref is None:
         return
+    extra: list[dict[str, Any]]
     if not event.ok:
         card, extra = (
             cards.notice(f"De inhoud kon niet worden gemaakt: {event.error or '?'}", warning=True),
@@ -149,7 +150,7 @@ async def on_quiz_ready(gw: TeamsGateway, event: QuizReady) -> None:
         )
         return
     try:
-        q = vl.parse_question(event.question)
+        q = parse_question(event.question)
     except BadInputError as exc:
         await gw.replace(ref, activity, cards.notice(str(exc), warning=True))
         return
@@ -176,13 +177,13 @@ async def answer(
         not isinstance(attempt, str)
         or not isinstance(q_index, int)
         or not isinstance(choice, int)
-        or not 0 <= choice < len(vl.LETTERS)
+        or not 0 <= choice < len(LETTERS)
     ):
         return cards.invoke_message("Deze knop is ongeldig.")
     try:
-        q = vl.parse_question(question)
+        q = parse_question(question)
     except BadInputError:
-        q = vl.Question(q_index, q_index + 1, "Vraag", tuple(vl.LETTERS[: max(choice + 1, 2)]))
+        q = QuestionView(q_index, q_index + 1, "Vraag", tuple(LETTERS[: max(choice + 1, 2)]))
     try:
         await gw.client.quiz.answer(
             attempt_id=attempt,
@@ -218,9 +219,9 @@ async def on_quiz_scored(gw: TeamsGateway, event: QuizScored) -> None:
         await gw.notify(ref, f"Dit antwoord telt niet: {event.error}", warning=True)
         return
     try:
-        q = vl.parse_question(rt.get("question"), count=event.question_count)
+        q = parse_question(rt.get("question"), count=event.question_count)
     except BadInputError:
-        q = vl.Question(event.question_index, event.question_count, "Vraag", ("?", "?"))
+        q = QuestionView(event.question_index, event.question_count, "Vraag", ("?", "?"))
     choice = rt.get("choice") if isinstance(rt.get("choice"), int) else None
     verdict = vl.verdict_card(
         q,
@@ -243,7 +244,7 @@ async def on_quiz_scored(gw: TeamsGateway, event: QuizScored) -> None:
     if event.next_question is None:
         return
     try:
-        nxt = vl.parse_question(event.next_question, count=event.question_count)
+        nxt = parse_question(event.next_question, count=event.question_count)
     except BadInputError as exc:
         await gw.notify(ref, f"De volgende vraag is onleesbaar: {exc}", warning=True)
         return

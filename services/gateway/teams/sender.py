@@ -11,7 +11,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from microsoft_agents.activity import Activity, Attachment, ConversationReference
+from microsoft_agents.activity import (
+    Activity,
+    Attachment,
+    ConversationAccount,
+    ConversationParameters,
+    ConversationReference,
+)
 from microsoft_agents.hosting.core import ChannelServiceAdapter, ClaimsIdentity, TurnContext
 from microsoft_agents.hosting.core.connector import ConnectorClientBase
 
@@ -54,7 +60,8 @@ class TeamsSender:
         result: dict[str, Any] = {}
 
         async def callback(ctx: TurnContext) -> None:
-            connector = ctx.services.get(ConnectorClientBase)
+            # The adapter registers its connector client under the abstract base class.
+            connector = ctx.services.get(ConnectorClientBase)  # type: ignore[type-abstract]
             result["value"] = await call(connector)
 
         claims = self._claims()
@@ -73,7 +80,7 @@ class TeamsSender:
 
     def _address(self, ref: ConversationReference, activity: Activity) -> Activity:
         activity.apply_conversation_reference(ref)
-        activity.reply_to_id = None
+        activity.reply_to_id = None  # type: ignore[assignment]  # typed str; None = absent
         return activity
 
     async def send(
@@ -117,21 +124,17 @@ class TeamsSender:
         self, activity: Activity, *, refs: Any, user_id: str
     ) -> ConversationReference:
         """Create the user's 1:1 chat with the bot (POST /v3/conversations) and store it."""
-        from microsoft_agents.activity import (
-            ChannelAccount,
-            ConversationAccount,
-            ConversationParameters,
-        )
-
         ref = activity.get_conversation_reference()
         tenant = activity.conversation.tenant_id if activity.conversation else None
         assert activity.from_property is not None and activity.recipient is not None
-        params = ConversationParameters(
-            is_group=False,
-            agent=ChannelAccount(id=activity.recipient.id, name=activity.recipient.name),
-            members=[ChannelAccount(id=activity.from_property.id)],
-            tenant_id=tenant,
-            channel_data={"tenant": {"id": tenant}} if tenant else None,
+        params = ConversationParameters.model_validate(
+            {
+                "is_group": False,
+                "agent": {"id": activity.recipient.id, "name": activity.recipient.name},
+                "members": [{"id": activity.from_property.id}],
+                "tenant_id": tenant,
+                "channel_data": {"tenant": {"id": tenant}} if tenant else None,
+            }
         )
 
         async def call(connector: ConnectorClientBase) -> str:

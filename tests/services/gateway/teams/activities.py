@@ -40,15 +40,34 @@ def _base(service_url: str, sender: dict[str, Any], conversation: dict[str, Any]
     }
 
 
-def personal_message(service_url: str, text: str, *, aad: str = USER_AAD, name: str = "Anna de Vries", **extra: Any) -> dict[str, Any]:
+def personal_message(
+    service_url: str, text: str, *, aad: str = USER_AAD, name: str = "Anna de Vries", **extra: Any
+) -> dict[str, Any]:
     """A message in the user's personal chat with the bot."""
-    conversation = {"conversationType": "personal", "tenantId": TENANT, "id": personal_conversation(aad)}
+    conversation = {
+        "conversationType": "personal",
+        "tenantId": TENANT,
+        "id": personal_conversation(aad),
+    }
     activity = _base(service_url, person(aad, name), conversation)
-    activity.update(type="message", text=text, textFormat="plain", channelData={"tenant": {"id": TENANT}}, **extra)
+    activity.update(
+        type="message",
+        text=text,
+        textFormat="plain",
+        channelData={"tenant": {"id": TENANT}},
+        **extra,
+    )
     return activity
 
 
-def channel_mention(service_url: str, text: str, *, aad: str = USER_AAD, name: str = "Anna de Vries", thread: str | None = None) -> dict[str, Any]:
+def channel_mention(
+    service_url: str,
+    text: str,
+    *,
+    aad: str = USER_AAD,
+    name: str = "Anna de Vries",
+    thread: str | None = None,
+) -> dict[str, Any]:
     """A channel post (or thread reply) that @mentions the bot."""
     activity_id = str(next(_ids))
     conversation = {
@@ -76,7 +95,16 @@ def channel_mention(service_url: str, text: str, *, aad: str = USER_AAD, name: s
     return activity
 
 
-def card_action(service_url: str, verb: str, data: dict[str, Any], *, reply_to_id: str, aad: str = USER_AAD, name: str = "Anna de Vries", conversation_id: str | None = None) -> dict[str, Any]:
+def card_action(
+    service_url: str,
+    verb: str,
+    data: dict[str, Any],
+    *,
+    reply_to_id: str,
+    aad: str = USER_AAD,
+    name: str = "Anna de Vries",
+    conversation_id: str | None = None,
+) -> dict[str, Any]:
     """An Action.Execute click (invoke adaptiveCard/action) on a card in the personal chat."""
     conversation = {
         "conversationType": "personal",
@@ -88,7 +116,10 @@ def card_action(service_url: str, verb: str, data: dict[str, Any], *, reply_to_i
         type="invoke",
         name="adaptiveCard/action",
         replyToId=reply_to_id,
-        value={"action": {"type": "Action.Execute", "verb": verb, "data": data}, "trigger": "manual"},
+        value={
+            "action": {"type": "Action.Execute", "verb": verb, "data": data},
+            "trigger": "manual",
+        },
         channelData={"tenant": {"id": TENANT}, "source": {"name": "message"}},
     )
     return activity

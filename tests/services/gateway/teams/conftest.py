@@ -11,7 +11,13 @@ from typing import Any
 import aiohttp
 import pytest
 
-from services.gateway.teams.app import SERVER_KEY, GATEWAY_KEY, choose_teams_mode, make_on_started, make_register
+from services.gateway.teams.app import (
+    GATEWAY_KEY,
+    SERVER_KEY,
+    choose_teams_mode,
+    make_on_started,
+    make_register,
+)
 from services.gateway.teams.surface import TeamsGateway
 from shared.bus import (
     CHAT_SUBJECT,
@@ -109,7 +115,12 @@ async def teams(teams_env: None, connector: FakeBotConnector, unique: str) -> As
     http = aiohttp.ClientSession()
     ctx.closers.insert(0, http.close)
     try:
-        yield Teams(ctx=ctx, url=f"http://127.0.0.1:{server.port}/api/messages", connector=connector, http=http)
+        yield Teams(
+            ctx=ctx,
+            url=f"http://127.0.0.1:{server.port}/api/messages",
+            connector=connector,
+            http=http,
+        )
     finally:
         await stop_all(ctx)
 
@@ -119,11 +130,19 @@ async def r42(teams: Teams) -> R42Stub:
     """A stand-in r42 service answering rpc.r42.* on the gateway's broker."""
     stub = R42Stub()
     ns, broker = teams.namespace, teams.ctx.broker
-    await serve_rpc(broker, CHAT_SUBJECT, request_model=ChatRequest, handler=stub.on_chat, namespace=ns)
     await serve_rpc(
-        broker, PROPOSAL_SUBJECT, request_model=ProposalDecisionRequest, handler=stub.on_decision, namespace=ns
+        broker, CHAT_SUBJECT, request_model=ChatRequest, handler=stub.on_chat, namespace=ns
     )
-    await serve_rpc(broker, CLEAR_SUBJECT, request_model=ClearRequest, handler=stub.on_clear, namespace=ns)
+    await serve_rpc(
+        broker,
+        PROPOSAL_SUBJECT,
+        request_model=ProposalDecisionRequest,
+        handler=stub.on_decision,
+        namespace=ns,
+    )
+    await serve_rpc(
+        broker, CLEAR_SUBJECT, request_model=ClearRequest, handler=stub.on_clear, namespace=ns
+    )
     return stub
 
 

@@ -14,9 +14,13 @@ from tests.services.gateway.teams.activities import (
 from tests.services.gateway.teams.conftest import Teams
 
 
-async def test_personal_question_is_answered_with_sources_and_feedback(teams: Teams, r42: R42Stub) -> None:
+async def test_personal_question_is_answered_with_sources_and_feedback(
+    teams: Teams, r42: R42Stub
+) -> None:
     async def reply(req: ChatRequest) -> ChatReply:
-        return ChatReply(text=f"Antwoord op: {req.text}", sources=[SourceRef(id="t-reis", label="Reiskosten")])
+        return ChatReply(
+            text=f"Antwoord op: {req.text}", sources=[SourceRef(id="t-reis", label="Reiskosten")]
+        )
 
     r42.reply = reply
     activity = personal_message(teams.connector.url, "Hoe declareer ik reiskosten?")
@@ -96,5 +100,7 @@ async def test_each_chat_and_thread_has_its_own_memory(teams: Teams, r42: R42Stu
     await teams.settle()
     keys = {r.text: r.conversation for r in r42.chats}
     assert keys["Vraag in draad 1"] == keys["Vervolg in draad 1"]
-    assert len({keys["Vraag in draad 1"], keys["Vraag in draad 2"], keys["Vraag in mijn chat"]}) == 3
+    assert (
+        len({keys["Vraag in draad 1"], keys["Vraag in draad 2"], keys["Vraag in mijn chat"]}) == 3
+    )
     assert all(k.startswith("teams:") for k in keys.values())
