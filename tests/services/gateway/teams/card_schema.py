@@ -18,7 +18,9 @@ SCHEMAS = Path(__file__).parent / "schemas"
 def _validator(name: str) -> jsonschema.protocols.Validator:
     schema = json.loads((SCHEMAS / name).read_text(encoding="utf-8"))
     cls = jsonschema.validators.validator_for(schema)
-    cls.check_schema(schema)
+    # The schema itself must be valid; its format checks are skipped because the manifest
+    # schema uses \p{L} patterns (ECMA regex) that Python's re cannot compile.
+    cls(cls.META_SCHEMA).validate(schema)
     return cls(schema)  # type: ignore[no-any-return]
 
 
