@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from microsoft_agents.hosting.aiohttp import CloudAdapter
-from microsoft_agents.hosting.core import RestChannelServiceClientFactory
+from services.gateway.teams.clients import ProactiveOnlyClients
 
 from services.gateway.teams.auth import auth_config
 from services.gateway.teams.bot import R42TeamsBot
@@ -75,9 +75,7 @@ def build_adapter(settings: Settings, mode: TeamsMode) -> tuple[CloudAdapter, An
         app_id=mode.app_id, app_password=password, tenant_id=settings.teams_tenant_id
     )
     connections = MsalConnectionManager(connections_configurations={"SERVICE_CONNECTION": config})
-    adapter = CloudAdapter(
-        channel_service_client_factory=RestChannelServiceClientFactory(connections)
-    )
+    adapter = CloudAdapter(channel_service_client_factory=ProactiveOnlyClients(connections))
     return adapter, config
 
 
