@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from microsoft_agents.hosting.aiohttp import CloudAdapter
-from services.gateway.teams.clients import ProactiveOnlyClients
 
 from services.gateway.teams.auth import auth_config
 from services.gateway.teams.bot import R42TeamsBot
+from services.gateway.teams.clients import ProactiveOnlyClients
 from services.gateway.teams.core import GatewayClient
 from services.gateway.teams.dedupe import ActivityClaims, open_claims
 from services.gateway.teams.handlers import register_handlers
@@ -75,7 +75,9 @@ def build_adapter(settings: Settings, mode: TeamsMode) -> tuple[CloudAdapter, An
         app_id=mode.app_id, app_password=password, tenant_id=settings.teams_tenant_id
     )
     connections = MsalConnectionManager(connections_configurations={"SERVICE_CONNECTION": config})
-    adapter = CloudAdapter(channel_service_client_factory=ProactiveOnlyClients(connections))
+    clients = ProactiveOnlyClients(connections)
+    adapter = CloudAdapter(channel_service_client_factory=clients)
+    adapter.r42_clients = clients  # type: ignore[attr-defined]  # closed at shutdown
     return adapter, config
 
 
@@ -96,6 +98,7 @@ async def start_teams(ctx: ServiceContext, *, mode: TeamsMode) -> TeamsHttpServe
     await server.start()
     ctx.extras[GATEWAY_KEY] = gw
     ctx.extras[SERVER_KEY] = server
+    ctx.closers.append(adapter.r42_clients.aclose)  # type: ignore[attr-defined]
     ctx.closers.append(server.stop)
     ctx.closers.append(lambda: gw.background.drain(timeout=10.0))
     return server

@@ -16,6 +16,7 @@ from microsoft_agents.hosting.core import (
     RestChannelServiceClientFactory,
     TurnContext,
 )
+from microsoft_agents.hosting.core.connector.teams import TeamsConnectorClient
 
 CONTINUE = "ContinueConversation"
 
@@ -37,8 +38,37 @@ def _proactive(context: TurnContext | None) -> bool:
     return activity is None or (activity.type == "event" and activity.name == CONTINUE)
 
 
+class _Kept:
+    """A shared connector client whose per-turn close() leaves it open for the next send."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+    async def close(self) -> None:
+        return None
+
+
 class ProactiveOnlyClients(RestChannelServiceClientFactory):
-    """Real connector clients for proactive sends; stand-ins for inbound turns and user tokens."""
+    """Real connector clients for proactive sends; stand-ins for inbound turns and user tokens.
+
+    Proactive clients are kept per serviceUrl and token (a token change makes a new one), so
+    a send reuses the HTTP connection pool instead of opening a session each time.
+    """
+
+    MAX_KEPT = 64
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._kept: dict[tuple[str, str], Any] = {}
+
+    async def aclose(self) -> None:
+        """Close every kept client (at shutdown)."""
+        kept, self._kept = self._kept, {}
+        for client in kept.values():
+            await client._client.close()
 
     async def create_connector_client(  # type: ignore[override]
         self, context: TurnContext | None, claims_identity: ClaimsIdentity, service_url: str,
@@ -46,9 +76,24 @@ class ProactiveOnlyClients(RestChannelServiceClientFactory):
     ) -> Any:  # fmt: skip
         if not _proactive(context):
             return _Unused()
-        return await super().create_connector_client(
-            context, claims_identity, service_url, audience, scopes, use_anonymous
+        # The SDK's own path for a non-agentic Teams send, minus a new session per send.
+        provider = (
+            self._ANONYMOUS_TOKEN_PROVIDER
+            if use_anonymous
+            else self._connection_manager.get_token_provider(claims_identity, service_url)
         )
+        token = await provider.get_access_token(
+            audience, scopes or claims_identity.get_token_scope()
+        )
+        key = (service_url, token or "")
+        kept = self._kept.get(key)
+        if kept is not None:
+            return kept
+        if len(self._kept) >= self.MAX_KEPT:
+            _, oldest = self._kept.popitem()
+            await oldest._client.close()
+        self._kept[key] = _Kept(TeamsConnectorClient(endpoint=service_url, token=token or ""))
+        return self._kept[key]
 
     async def create_user_token_client(  # type: ignore[override]
         self, context: TurnContext, claims_identity: ClaimsIdentity, use_anonymous: bool = False

@@ -23,17 +23,26 @@ class ConversationRefs:
 
     def __init__(self, store: Store) -> None:
         self._store = store
+        self._written: dict[str, Any] = {}  # key -> last value written (skip repeats)
+
+    async def _set(self, key: str, value: Any) -> None:
+        if self._written.get(key) == value:
+            return
+        await self._store.settings.set(key, value)
+        if len(self._written) > 10_000:
+            self._written.clear()
+        self._written[key] = value
 
     async def save(self, activity: Activity, *, user_id: str) -> ConversationReference:
         """Remember the conversation of an inbound activity (and the user's personal chat)."""
         ref = activity.get_conversation_reference()
         data = ref.model_dump(mode="json", by_alias=True, exclude_none=True)
         data.pop("activityId", None)  # a reference is the conversation, not one message
-        await self._store.settings.set(_REF + ref.conversation.id, data)
+        await self._set(_REF + ref.conversation.id, data)
         if (ref.conversation.conversation_type or "personal") == "personal":
-            await self._store.settings.set(_USER + user_id, {"conversation": ref.conversation.id})
+            await self._set(_USER + user_id, {"conversation": ref.conversation.id})
         tenant = ref.conversation.tenant_id or getattr(activity.conversation, "tenant_id", None)
-        await self._store.settings.set(
+        await self._set(
             _SERVICE,
             {
                 "serviceUrl": ref.service_url,
