@@ -70,7 +70,7 @@ class ProactiveOnlyClients(RestChannelServiceClientFactory):
         for client in kept.values():
             await client._client.close()
 
-    async def create_connector_client(  # type: ignore[override]
+    async def create_connector_client(
         self, context: TurnContext | None, claims_identity: ClaimsIdentity, service_url: str,
         audience: str, scopes: list[str] | None = None, use_anonymous: bool = False,
     ) -> Any:  # fmt: skip
@@ -95,7 +95,7 @@ class ProactiveOnlyClients(RestChannelServiceClientFactory):
         self._kept[key] = _Kept(TeamsConnectorClient(endpoint=service_url, token=token or ""))
         return self._kept[key]
 
-    async def create_user_token_client(  # type: ignore[override]
+    async def create_user_token_client(
         self, context: TurnContext, claims_identity: ClaimsIdentity, use_anonymous: bool = False
     ) -> Any:
         return _Unused()  # the bot signs nobody in
