@@ -128,7 +128,8 @@ async def main(concurrency: int, chat_delay: float) -> int:
     b50, b99 = statistics.median(base), pct(base, 99)
     l50, l99 = statistics.median(loaded), pct(loaded, 99)
     print(
-        f"concurrency {concurrency}, chat rpc {chat_delay:g} s per answer (slow work after the answer)"
+        f"concurrency {concurrency}, chat rpc {chat_delay:g} s per answer"
+        " (slow work after the answer)"
     )
     print(f"baseline (help):   p50 {b50 * 1000:7.1f} ms   p99 {b99 * 1000:7.1f} ms")
     print(f"under slow chat:   p50 {l50 * 1000:7.1f} ms   p99 {l99 * 1000:7.1f} ms")
