@@ -85,11 +85,23 @@ class FakeBotConnector:
     _runner: web.AppRunner | None = None
     port: int = 0
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
+    files: dict[str, bytes] = field(default_factory=dict)
 
     @property
     def url(self) -> str:
         """The serviceUrl to put on inbound activities."""
         return f"http://127.0.0.1:{self.port}/"
+
+    def host_file(self, name: str, data: bytes) -> str:
+        """Serve a file as Teams' pre-authenticated downloadUrl would; its URL."""
+        self.files[name] = data
+        return f"{self.url}files/{name}"
+
+    async def _file(self, request: web.Request) -> web.Response:
+        data = self.files.get(request.match_info["name"])
+        if data is None:
+            return web.Response(status=404)
+        return web.Response(body=data, content_type="application/octet-stream")
 
     def add_conversation(self, conversation_id: str) -> None:
         """A conversation Teams knows (every inbound activity's conversation is one)."""
@@ -102,6 +114,7 @@ class FakeBotConnector:
         app.router.add_post("/v3/conversations/{cid}/activities", self._send)
         app.router.add_post("/v3/conversations/{cid}/activities/{aid}", self._send)
         app.router.add_put("/v3/conversations/{cid}/activities/{aid}", self._update)
+        app.router.add_get("/files/{name}", self._file)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)

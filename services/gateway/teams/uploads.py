@@ -19,6 +19,7 @@ from services.gateway.teams import cards
 from services.gateway.teams.core import check_text, user_message
 from services.gateway.teams.surface import TeamsGateway
 from shared.errors import BadInputError
+from shared.store import UploadMessage
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +28,8 @@ HOW_TO = (
     "Stuur me in een privégesprek een tekst- of markdownbestand; "
     "beheerders kunnen zo bronnen toevoegen."
 )
-_SOURCE = "teams:source:"
+TEAMS_CONVERSATION_PREFIXES = ("a:", "19:", "28:", "29:")
+"""Teams conversation ids (personal a:…, channel and group 19:…); Slack channels differ."""
 
 
 @dataclass(frozen=True)
@@ -99,9 +101,10 @@ async def handle(
             await gw.notify(ref, f"{info.name} is al eerder toegevoegd ({result.source.status}).")
             continue
         activity = await gw.post(ref, progress_card(info.name, "in de wachtrij"), summary=info.name)
-        await gw.store.settings.set(
-            _SOURCE + result.source.id,
-            {"conversation": ref.conversation.id, "activity": activity, "name": info.name},
+        await gw.store.upload_messages.put(
+            UploadMessage(
+                source_id=result.source.id, channel=ref.conversation.id, ts=activity, name=info.name
+            )
         )
 
 
@@ -112,10 +115,10 @@ def progress_card(name: str, status: str) -> cards.Card:
 
 async def on_source_event(gw: TeamsGateway, event: Any) -> None:
     """source.progress / completed / failed → the upload's card, when it came through Teams."""
-    row = await gw.store.settings.get(_SOURCE + event.source_id)
-    if not isinstance(row, dict):
-        return  # uploaded elsewhere
-    ref = await gw.ref_for(row)
+    row = await gw.store.upload_messages.get(event.source_id)
+    if row is None or row.final or not row.channel.startswith(TEAMS_CONVERSATION_PREFIXES):
+        return  # uploaded elsewhere, or already final
+    ref = await gw.refs.get(row.channel)
     if ref is None:
         return
     kind = event.SUBJECT.rsplit(".", 1)[-1]
@@ -126,4 +129,9 @@ async def on_source_event(gw: TeamsGateway, event: Any) -> None:
         status = "klaar: toegevoegd aan de kennisgraaf"
     else:
         status = f"mislukt: {getattr(event, 'error', '') or '?'}"
-    await gw.replace(ref, str(row["activity"]), progress_card(str(row.get("name", "")), status))
+    if (
+        kind != "progress"
+        and await gw.store.upload_messages.finish(event.source_id, {"status": kind}) is None
+    ):
+        return  # another replica reported the outcome
+    await gw.replace(ref, row.ts, progress_card(row.name, status))
