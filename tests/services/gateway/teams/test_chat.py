@@ -104,3 +104,18 @@ async def test_each_chat_and_thread_has_its_own_memory(teams: Teams, r42: R42Stu
         len({keys["Vraag in draad 1"], keys["Vraag in draad 2"], keys["Vraag in mijn chat"]}) == 3
     )
     assert all(k.startswith("teams:") for k in keys.values())
+
+
+async def test_admin_commands_are_for_admins_only(teams: Teams, r42: R42Stub) -> None:
+    from tests.services.gateway.teams.activities import ADMIN_AAD
+
+    url = teams.connector.url
+    await teams.post(personal_message(url, "sources"))
+    await teams.post(personal_message(url, "diagnostics"))
+    await teams.post(personal_message(url, "sources", aad=ADMIN_AAD, name="Bea Beheer"))
+    await teams.settle()
+    replies = teams.connector.of(personal_conversation(USER_AAD), kind="message")
+    mine = [c.card_text for c in replies]
+    assert len(mine) == 2 and all("alleen beheerders" in t for t in mine)
+    [admin] = teams.connector.of(personal_conversation(ADMIN_AAD), kind="message")
+    assert "Bronnen" in admin.card_text and "Nog geen bronnen" in admin.card_text
