@@ -78,6 +78,8 @@ class ChatReply(_Rpc):
     error_ref: str | None = Field(default=None, description="Reference id of a failed turn")
     offline: bool = False
     truncated_input: bool = False
+    model: str = Field(default="", max_length=200, description="The model that answered")
+    prompt_version: str = Field(default="", max_length=100)
 
 
 class ProposalDecisionRequest(_Rpc):

@@ -1,11 +1,11 @@
-"""Action, block, view and conversation ids shared by the block builders and the listeners."""
+"""Action, block and view ids shared by the block builders and the Slack listeners."""
 
 from __future__ import annotations
 
 import re
 
-FEEDBACK_UP = "r42_feedback_up"
-FEEDBACK_DOWN = "r42_feedback_down"
+FEEDBACK = "r42_feedback"
+FEEDBACK_VIEW = "r42_feedback_reason"
 PROPOSAL_YES = "r42_proposal_yes"
 PROPOSAL_NO = "r42_proposal_no"
 SUGGESTION_APPROVE = "r42_suggestion_approve"
@@ -34,8 +34,3 @@ BLOCK_PROPOSAL_ACTIONS = "r42_proposal_actions"
 BLOCK_FEEDBACK = "r42_feedback"
 BLOCK_REVIEW_ACTIONS = "r42_review_actions"
 BLOCK_QUIZ_ACTIONS = "r42_quiz_actions"
-
-
-def conversation_key(channel: str, thread_ts: str | None = None) -> str:
-    """One memory per DM, per channel thread and per assistant thread (never across them)."""
-    return f"slack:{channel}:{thread_ts}" if thread_ts else f"slack:{channel}"

@@ -144,6 +144,7 @@ class Gateway:
         message_ts: str = "1700000001.000100",
         blocks: list[dict[str, Any]] | None = None,
         ephemeral: bool = False,
+        action_type: str = "button",
     ) -> tuple[int, str]:
         """A signed block_actions click (an ephemeral message's click carries no `message`)."""
         payload: dict[str, Any] = {
@@ -164,7 +165,7 @@ class Gateway:
                     "action_id": action_id,
                     "block_id": "b1",
                     "value": value,
-                    "type": "button",
+                    "type": action_type,
                     "action_ts": str(time.time()),
                 }
             ],

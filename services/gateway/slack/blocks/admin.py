@@ -36,7 +36,7 @@ from shared.store import Source, Suggestion
 HELP_TEXT = """*R42 — wat kan ik?*
 • Stel een vraag in een DM of noem @R42 in een kanaal.
 • `/learn [article|slides|infographic]` — het onderwerp van deze week.
-• `/quiz` — de quiz van deze week (in je DM).
+• `/quiz` — de quiz van deze week (in je DM); `/quiz stop` stopt hem.
 • `/leaderboard` — de ranglijst van deze week en aller tijden.
 • `/r42 clear` — begin een nieuw gesprek.
 • `/r42 sources` — bronnen en hun status.
@@ -66,11 +66,10 @@ CLEAR_IN_CHANNEL = (
 )
 
 
-def clear_prompt(channel: str) -> tuple[Blocks, str]:
+def clear_prompt(conversation: str | None) -> tuple[Blocks, str]:
     """/r42 clear: Wissen / Annuleren for a DM's conversation; in a channel, how memory works."""
-    if not channel.startswith("D"):
+    if conversation is None:
         return [section(CLEAR_IN_CHANNEL)], CLEAR_IN_CHANNEL
-    conversation = ids.conversation_key(channel)
     blocks = [
         section(CLEAR_QUESTION),
         ActionsBlock(
