@@ -76,6 +76,16 @@ class Settings(BaseSettings):
     slack_api_base_url: str | None = Field(
         default=None, validation_alias=AliasChoices("SLACK_API_BASE_URL", "R42_SLACK_API_BASE_URL")
     )
+    # Microsoft Teams (Bot Framework app registration); without an app id the endpoint is anonymous
+    teams_app_id: str | None = Field(
+        default=None, validation_alias=AliasChoices("TEAMS_APP_ID", "R42_TEAMS_APP_ID")
+    )
+    teams_app_password: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("TEAMS_APP_PASSWORD", "R42_TEAMS_APP_PASSWORD")
+    )
+    teams_tenant_id: str | None = Field(
+        default=None, validation_alias=AliasChoices("TEAMS_TENANT_ID", "R42_TEAMS_TENANT_ID")
+    )
     # NoDecode: pydantic-settings would parse the env value as JSON before the validator runs,
     # so the documented `R42_ADMINS=U1,U2` would fail; the validator takes both forms.
     admins: Annotated[list[str], NoDecode] = Field(default_factory=list)
