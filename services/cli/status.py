@@ -30,6 +30,10 @@ def collect(data_dir: Path | None) -> dict[str, Any] | None:
             if n in SERVICE_GRANTS and (users_dir / f"{n}.nk").exists()
         }
         ready = ready_services(state.nats_monitor_url, users, names)
+    from shared.obs.status import read_statuses
+
+    # Each service's own status file (shared.obs) adds its metrics URL when it has one.
+    metrics = {st.pid: st.metrics_url for st in read_statuses(Path(state.data_dir))}
     nats = []
     if state.nats_pid is None or pid_alive(state.nats_pid):
         nats.append({"pid": state.nats_pid, "url": display_url(state.nats_url)})
@@ -43,6 +47,7 @@ def collect(data_dir: Path | None) -> dict[str, Any] | None:
                 "pid": pid,
                 "ready": bool(ready.get(name)) and pid_alive(pid),
                 "restarts": state.restarts.get(name, 0),
+                "metrics_url": metrics.get(pid),
             }
             for name, pid in state.services.items()
         ],
@@ -76,6 +81,8 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"  nats       {node['url']} ({pid}, restarts {doc['nats_restarts']})")
         for svc in doc["services"]:
             mark = "ready" if svc["ready"] else "NOT READY"
+            where = f"  {svc['metrics_url']}" if svc["metrics_url"] else ""
             typer.echo(
                 f"  {svc['name']:<10} pid {svc['pid']:<8} {mark:<10} restarts {svc['restarts']}"
+                f"{where}"
             )

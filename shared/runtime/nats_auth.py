@@ -106,9 +106,17 @@ def _dedupe(items: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-_CHAT = ("rpc.r42.chat", "rpc.r42.proposal", "rpc.r42.clear")
-_REFINE = ("rpc.content.refine",)
-_SYNC = ("rpc.extractor.sync_handbook",)
+# Request/reply subjects are `rpc.<service>.<method>`: a service serves its own namespace, so a
+# new method needs no new grant; callers get the namespaces they call.
+_CHAT = ("rpc.r42.>",)
+_REFINE = ("rpc.content.>",)
+_SYNC = ("rpc.extractor.>",)
+READY_SUBJECTS: Mapping[str, tuple[str, ...]] = {
+    "r42": ("rpc.r42.chat", "rpc.r42.proposal", "rpc.r42.clear"),
+    "content": ("rpc.content.refine",),
+    "extractor": ("rpc.extractor.sync_handbook",),
+}
+"""What a person waits on: `r42 up` is "up" only once these have a responder."""
 _LLM = "llm.call.logged"
 _SOURCE_OUTCOMES = ("source.progress", "source.completed", "source.failed")
 _GATEWAY_PUBLISHES = (

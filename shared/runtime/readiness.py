@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 import httpx2
 
-from shared.runtime.nats_auth import SERVICE_GRANTS, NatsUser
+from shared.runtime.nats_auth import READY_SUBJECTS, SERVICE_GRANTS, NatsUser
 
 
 def connections(monitor_url: str, *, timeout: float = 2.0) -> list[dict[str, object]]:
@@ -40,7 +40,7 @@ def ready_services(
             c.get("name") == f"r42-{name}"
             and c.get("authorized_user") == user.public_key
             and int(str(c.get("subscriptions") or 0)) > 0
-            and set(grants.serves) <= set(_subjects(c))
+            and set(READY_SUBJECTS.get(name, ())) <= set(_subjects(c))
             for c in conns
         )
     return result
