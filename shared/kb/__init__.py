@@ -36,7 +36,7 @@ from shared.kb.models import (
     normalise_relation,
     to_kebab_id,
 )
-from shared.kb.retrieval import Hit, IndexCache, RetrievalIndex
+from shared.kb.retrieval import Hit, IndexCache, RetrievalIndex, is_relevant
 from shared.kb.text import (
     KNOWN_IDS_INSTRUCTION,
     MAX_CHUNK_CHARS,
@@ -85,6 +85,7 @@ __all__ = [
     "estimate_tokens",
     "fold_text",
     "is_kebab_id",
+    "is_relevant",
     "iso_week",
     "kb_hash",
     "normalise_relation",
