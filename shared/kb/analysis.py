@@ -84,14 +84,17 @@ def _dutch_stemmer() -> functools._lru_cache_wrapper[str]:
 class Analyzer:
     """Stems and splits words against one KB's vocabulary; build per index, reuse per query."""
 
-    __slots__ = ("_analyse", "_english", "_known", "_lexicon", "_stem", "_tails")
+    __slots__ = (
+        "_analyse", "_english", "_known", "_lexicon", "_split", "_stem", "_tails", "_words",
+    )  # fmt: skip
 
     def __init__(self, words: Iterable[str]) -> None:
         self._stem = _dutch_stemmer()
         self._english = Stemmer.Stemmer("english").stemWord
         plain = [word for word in set(words) if "-" not in word and not word.isdigit()]
         # Words the KB uses on their own may be a compound's head or tail.
-        self._known = frozenset(self._stem(word) for word in plain if len(word) >= MIN_HEAD_CHARS)
+        self._words = frozenset(word for word in plain if len(word) >= MIN_HEAD_CHARS)
+        self._known = frozenset(self._stem(word) for word in self._words)
         # A word that only ever appears inside compounds ("pensioen" in partnerpensioen and
         # wezenpensioen) is still a tail when at least two different words end with it.
         endings: Counter[str] = Counter(
@@ -105,10 +108,17 @@ class Analyzer:
             self._english(en): tuple(nl) for en, nl in EN_NL.items()
         }  # fmt: skip
         self._analyse = functools.lru_cache(maxsize=CACHE)(self._word)
+        self._split = functools.lru_cache(maxsize=CACHE)(self._split_word)
 
     def forget(self) -> None:
-        """Drop cached words (after indexing, so the cache holds query words only)."""
+        """Drop what only indexing needs: cached words and the compound-only tails.
+
+        Questions are split against words the KB uses on their own; the compounds the
+        tails explain are already split in the index.
+        """
+        self._tails = frozenset()
         self._analyse.cache_clear()
+        self._split.cache_clear()
         self._stem.cache_clear()
 
     def stem(self, word: str) -> str:
@@ -146,7 +156,7 @@ class Analyzer:
     def _translated(self, dutch: str) -> list[str]:
         return [self._stem(dutch), *self._split(dutch, MAX_PARTS)]
 
-    def _split(self, word: str, budget: int) -> list[str]:
+    def _split_word(self, word: str, budget: int) -> tuple[str, ...]:
         """Stems of a compound's parts at its most plausible cut; [] when it is no compound.
 
         A cut scores its tail 2 when the KB uses the tail on its own and 1 when at least two
@@ -155,12 +165,11 @@ class Analyzer:
         longer tail).
         """
         if budget < 2 or len(word) < MIN_COMPOUND_CHARS:
-            return []
-        best: tuple[float, list[str]] = (0.0, [])
+            return ()
+        best: tuple[float, tuple[str, ...]] = (0.0, ())
         for cut in range(MIN_HEAD_CHARS, len(word) - MIN_TAIL_CHARS + 1):
             ending = word[cut:]
-            tail = self._stem(ending)
-            if tail in self._known:
+            if ending in self._words:
                 tail_score = 2.0
             elif ending in self._tails:
                 tail_score = 1.0
@@ -173,15 +182,17 @@ class Analyzer:
                 bare = head[: len(head) - len(link)]
                 if len(bare) < MIN_HEAD_CHARS or bare in PREFIXES:
                     continue
-                stem = self._stem(bare)
-                if stem in self._known:
-                    score, parts = tail_score + 2.0, [stem]
+                if bare in self._words:
+                    score, parts = tail_score + 2.0, (bare,)
                 elif inner := self._split(bare, budget - 1):
                     score, parts = tail_score + 1.5, inner
                 elif len(bare) >= MIN_UNKNOWN_HEAD_CHARS:
-                    score, parts = tail_score + 0.5, [stem]
+                    score, parts = tail_score + 0.5, (bare,)
                 else:
                     continue
                 if score > best[0]:
-                    best = (score, [*parts, tail])
-        return best[1] if best[0] >= 2.5 else []
+                    best = (score, (*parts, ending))
+        if best[0] < 2.5:
+            return ()
+        # Inner splits come back stemmed already; stemming a stem again is a no-op.
+        return tuple(self._stem(part) for part in best[1])

