@@ -145,7 +145,7 @@ class Analyzer:
         for piece in pieces:
             if len(pieces) > 1 and len(piece) >= 2:
                 parts.append(self._stem(piece))
-            parts.extend(self._split(piece, MAX_PARTS))
+            parts.extend(self._parts(piece))
         translations: tuple[str, ...] = ()
         if stem not in self._known:
             dutch = self._lexicon.get(self._english(token), ())
@@ -154,10 +154,10 @@ class Analyzer:
         return Word(stem, unique, translations)
 
     def _translated(self, dutch: str) -> list[str]:
-        return [self._stem(dutch), *self._split(dutch, MAX_PARTS)]
+        return [self._stem(dutch), *self._parts(dutch)]
 
     def _split_word(self, word: str, budget: int) -> tuple[str, ...]:
-        """Stems of a compound's parts at its most plausible cut; [] when it is no compound.
+        """A compound's parts (as written) at its most plausible cut; () when it is no compound.
 
         A cut scores its tail 2 when the KB uses the tail on its own and 1 when at least two
         KB words end with it, its head 2 when used on its own, 1.5 when it splits further
@@ -167,6 +167,7 @@ class Analyzer:
         if budget < 2 or len(word) < MIN_COMPOUND_CHARS:
             return ()
         best: tuple[float, tuple[str, ...]] = (0.0, ())
+        parts: tuple[str, ...]
         for cut in range(MIN_HEAD_CHARS, len(word) - MIN_TAIL_CHARS + 1):
             ending = word[cut:]
             if ending in self._words:
@@ -192,7 +193,8 @@ class Analyzer:
                     continue
                 if score > best[0]:
                     best = (score, (*parts, ending))
-        if best[0] < 2.5:
-            return ()
-        # Inner splits come back stemmed already; stemming a stem again is a no-op.
-        return tuple(self._stem(part) for part in best[1])
+        return best[1] if best[0] >= 2.5 else ()
+
+    def _parts(self, word: str) -> list[str]:
+        """Stems of a word's compound parts ([] when it is no compound)."""
+        return [self._stem(part) for part in self._split(word, MAX_PARTS)]

@@ -158,10 +158,10 @@ class RetrievalIndex:
                 for part in word.parts:  # a part inside a compound counts for less
                     terms[part] = terms.get(part, 0.0) + INDEXED_PART_TF * count
             lengths[number] = sum(terms.values())
-            for term, count in terms.items():
+            for term, frequency in terms.items():
                 cols.append(vocab.setdefault(term, len(vocab)))
                 rows.append(number)
-                counts.append(count)
+                counts.append(frequency)
         self._analyzer.forget()  # the build's words: the query cache starts empty
         term_of = np.asarray(cols, dtype=np.int32)
         doc_of = np.asarray(rows, dtype=np.int32)
