@@ -8,10 +8,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from services.extractor.config import ExtractOptions
 from services.extractor.github import GitHubClient, RepoFile
 from services.extractor.merge import plan_against_store, relations_for_store, topics_for_store
 from services.extractor.outcomes import Publish, publish_kb_updated
-from services.extractor.pipeline import ExtractOptions, ask_with_output_retries, to_bus_payload
+from services.extractor.pipeline import ask_with_output_retries, to_bus_payload
+from services.extractor.ports import ExtractorStore
 from services.extractor.prompts import HANDBOOK_SYSTEM, PROMPT_VERSION, handbook_message
 from services.extractor.runner import describe_error
 from services.extractor.tools import EMIT_HANDBOOK_DELTA, HandbookDelta
@@ -21,7 +23,7 @@ from shared.config import Settings
 from shared.errors import ConfigError, R42Error
 from shared.kb import chunk_text
 from shared.llm import Limiter
-from shared.store import KbChanges, Store
+from shared.store import KbChanges
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +73,7 @@ def github_client(settings: Settings) -> GitHubClient:
 
 
 async def extract_handbook_file(
-    *, store: Store, path: str, text: str, limiter: Limiter | None, options: ExtractOptions
+    *, store: ExtractorStore, path: str, text: str, limiter: Limiter | None, options: ExtractOptions
 ) -> tuple[list[Topic], list[ExtractedRelation]]:
     """Every chunk of one file through the forced emit_handbook_delta tool."""
     chunks = chunk_text(
@@ -99,7 +101,7 @@ async def extract_handbook_file(
 
 async def sync_file(
     *,
-    store: Store,
+    store: ExtractorStore,
     client: GitHubClient,
     file: RepoFile,
     settings: Settings,
@@ -131,7 +133,7 @@ async def sync_file(
 
 async def sync_handbook(
     *,
-    store: Store,
+    store: ExtractorStore,
     settings: Settings,
     limiter: Limiter | None,
     options: ExtractOptions,

@@ -10,7 +10,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from services.extractor.cancel import SourceCancelledError
+from services.extractor.config import ExtractOptions
 from services.extractor.outcomes import ACTOR, RUNNING, Publish, finish_if_done
+from services.extractor.ports import ExtractorStore
 from services.extractor.prompts import EXTRACT_SYSTEM, PROMPT_VERSION, extraction_message
 from services.extractor.tools import EMIT_KNOWLEDGE_GRAPH, KnowledgeGraph
 from services.extractor.uploads import completed_duplicate
@@ -18,7 +20,6 @@ from shared.bus import ChunkExtracted, ExtractedRelation, Topic, derived_event_i
 from shared.errors import BadInputError, NotFoundError, R42Error, is_transient
 from shared.kb import chunk_text, is_kebab_id, to_kebab_id
 from shared.llm import Limiter, LLMOutputError, LLMResult, LLMValidationError, call_llm
-from shared.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -32,16 +33,6 @@ class ChunkFailedError(R42Error):
     def __init__(self, index: int, count: int, cause: BaseException) -> None:
         super().__init__(f"chunk {index + 1}/{count}: {type(cause).__name__}: {cause}")
         self.transient = is_transient(cause)
-
-
-@dataclass(frozen=True)
-class ExtractOptions:
-    """Chunking and model settings of one extraction run."""
-
-    max_chunk_chars: int
-    overlap_chars: int
-    output_retries: int = 1
-    max_output_tokens: int = 4096
 
 
 @dataclass(frozen=True)
@@ -150,7 +141,7 @@ async def extract_chunk(
     )
 
 
-async def _known_ids(store: Store) -> list[str]:
+async def _known_ids(store: ExtractorStore) -> list[str]:
     """The graph's ids, least recently updated first (the hint keeps the newest 200).
 
     Read once per source; the ids of this source's own chunks are appended as they come.
@@ -160,7 +151,7 @@ async def _known_ids(store: Store) -> list[str]:
     return [t.id for t in sorted(topics, key=lambda t: (t.updated_at or oldest, t.id))]
 
 
-async def _check_running(store: Store, source_id: str) -> None:
+async def _check_running(store: ExtractorStore, source_id: str) -> None:
     # The store status is the cancel signal a replica that missed the broadcast still sees.
     source = await store.sources.get(source_id)
     if source is None:
@@ -171,7 +162,7 @@ async def _check_running(store: Store, source_id: str) -> None:
 
 async def extract_source(
     *,
-    store: Store,
+    store: ExtractorStore,
     source_id: str,
     publish: Publish,
     limiter: Limiter | None,

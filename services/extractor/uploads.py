@@ -7,9 +7,10 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from services.extractor.ports import ExtractorStore
 from shared.bus import SourceUploaded, derived_event_id
 from shared.errors import BadInputError
-from shared.store import Source, Store
+from shared.store import Source
 
 # Text files carry few control characters; more than this share means binary data.
 _MAX_CONTROL_SHARE = 0.05
@@ -94,9 +95,9 @@ class Registration:
         return self.duplicate_of is not None
 
 
-async def completed_duplicate(store: Store, *, name: str, sha256: str, exclude: str = "") -> (
-    Source | None
-):  # fmt: skip
+async def completed_duplicate(
+    store: ExtractorStore, *, name: str, sha256: str, exclude: str = ""
+) -> Source | None:
     """A completed source with the same name and content, if there is one."""
     for other in await store.sources.find_by_sha256(sha256):
         if other.id != exclude and other.name == name and other.status == "completed":
@@ -105,7 +106,7 @@ async def completed_duplicate(store: Store, *, name: str, sha256: str, exclude: 
 
 
 async def register_upload(
-    store: Store,
+    store: ExtractorStore,
     *,
     name: str,
     text: str,

@@ -39,21 +39,31 @@ class KbInputError(BadInputError, ValueError):
 class TopicLike(Protocol):
     """What the KB logic reads from a topic (the store's Topic has these attributes)."""
 
-    id: str
-    label: str
-    type: str
-    description: str
-    learning_relevance: str
+    # Read-only members: a frozen model with narrower (Literal) field types still matches.
+    @property
+    def id(self) -> str: ...
+    @property
+    def label(self) -> str: ...
+    @property
+    def type(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def learning_relevance(self) -> str: ...
 
 
 @runtime_checkable
 class RelationLike(Protocol):
     """What the KB logic reads from a relation (the store's Relation has these attributes)."""
 
-    source: str
-    target: str
-    type: str
-    description: str
+    @property
+    def source(self) -> str: ...
+    @property
+    def target(self) -> str: ...
+    @property
+    def type(self) -> str: ...
+    @property
+    def description(self) -> str | None: ...
 
 
 @dataclass(frozen=True, slots=True)
