@@ -1,9 +1,11 @@
 """Knowledge-base logic (pure: callers pass data in): chunking, retrieval, context, graph."""
 
+from shared.kb.analysis import detect_language
 from shared.kb.context import (
     DEFAULT_MAX_CONTEXT_TOKENS,
     KbContext,
     RelationIndex,
+    build_kb_catalogue,
     build_kb_context,
     estimate_tokens,
 )
@@ -78,10 +80,12 @@ __all__ = [
     "RetrievalIndex",
     "TopicLike",
     "TopicType",
+    "build_kb_catalogue",
     "build_kb_context",
     "build_known_ids_hint",
     "chunk_spans",
     "chunk_text",
+    "detect_language",
     "estimate_tokens",
     "fold_text",
     "is_kebab_id",
