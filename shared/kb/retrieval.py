@@ -326,6 +326,7 @@ class RetrievalIndex:
         scores = self._scores(weights) if weights else np.zeros(len(self._ids))
         ids = self._ids
         named = sorted(mentioned, key=lambda d: (-float(scores[d]), ids[d]))
+        hits = [Hit(ids[d], float(scores[d]), True) for d in named]
         want = k - len(named)
         ranked: list[int] = []
         if want > 0:
@@ -338,7 +339,6 @@ class RetrievalIndex:
                 candidates = candidates[scores[candidates] >= cut[len(candidates) - want]]
             ranked = sorted(candidates.tolist(), key=lambda d: (-float(scores[d]), ids[d]))[:want]
         coverage = self._coverage(ranked, concepts)
-        hits = [Hit(ids[d], float(scores[d]), True) for d in named]
         hits.extend(
             Hit(ids[d], float(scores[d]), False, c) for d, c in zip(ranked, coverage, strict=True)
         )

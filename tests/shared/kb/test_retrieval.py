@@ -194,3 +194,8 @@ def test_build_accepts_a_mapping_and_topics_without_words() -> None:
     assert wordless.search("zie x")[0].verbatim  # the id itself is still matched verbatim
     with pytest.raises(BadInputError, match="summaries"):
         RetrievalIndex.build(HANDBOOK, summaries=["niet", "goed"])  # type: ignore[arg-type]
+
+
+def test_a_verbatim_hit_keeps_its_own_score(index: RetrievalIndex) -> None:
+    (hit, *_) = index.search("bijzonder verlof aanvragen")
+    assert hit.topic_id == "bijzonder-verlof" and hit.verbatim and hit.score > 0
