@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import getpass
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
 
@@ -33,7 +34,7 @@ from services.extractor.session import (
     extract_options,
     live_nats_url,
 )
-from services.extractor.uploads import TEXT_SUFFIXES, read_upload, register_upload
+from services.extractor.uploads import load_document, register_upload
 from shared.bus import (
     Event,
     SourceCancelled,
@@ -44,6 +45,7 @@ from shared.bus import (
 )
 from shared.config import Settings, build_settings
 from shared.errors import BadInputError, R42Error
+from shared.formats import EmptyDocumentError, is_supported, supported_list
 from shared.store import describe_validation
 
 T = TypeVar("T")
@@ -75,33 +77,69 @@ def run[T](main: Callable[[], Awaitable[T]]) -> T:
 # -- ingest --------------------------------------------------------------------------------
 
 
-def expand_paths(paths: list[Path]) -> list[Path]:
-    """Files as given; a directory stands for its markdown and text files (recursively)."""
-    out: list[Path] = []
+@dataclass(frozen=True)
+class Candidate:
+    """A file to ingest and the source name it gets (its path inside the ingested folder)."""
+
+    path: Path
+    name: str
+    from_dir: bool
+
+
+def expand_paths(paths: list[Path]) -> tuple[list[Candidate], list[str]]:
+    """Files as given; a directory stands for every supported file in it (recursively).
+
+    Returns the candidates and the notices of files a directory holds but R42 cannot read
+    (skipped, not a failure). Hidden folders (.git, .github…) are not looked into.
+    """
+    out: dict[Path, Candidate] = {}
+    skipped: list[str] = []
     for path in paths:
-        if path.is_dir():
-            found = sorted(p for p in path.rglob("*") if p.suffix.lower() in TEXT_SUFFIXES)
-            if not found:
-                fail(f"{path}: no {', '.join(TEXT_SUFFIXES)} files in this directory", code=2)
-            out.extend(found)
-        else:
-            out.append(path)
-    return list(dict.fromkeys(out))
+        if not path.is_dir():
+            out.setdefault(path, Candidate(path, path.name, from_dir=False))
+            continue
+        found = 0
+        for child in sorted(path.rglob("*")):
+            relative = child.relative_to(path)
+            if any(part.startswith(".") for part in relative.parts) or not child.is_file():
+                continue
+            if not is_supported(child.name):
+                skipped.append(f"{child}: unsupported format {child.suffix or '(no suffix)'}")
+                continue
+            found += 1
+            out.setdefault(child, Candidate(child, relative.as_posix(), from_dir=True))
+        if not found:
+            fail(f"{path}: no {supported_list()} files in this directory", code=2)
+    return list(out.values()), skipped
 
 
-def load_files(paths: list[Path], *, max_bytes: int) -> list[tuple[Path, str]]:
-    """Read and check every file first: one bad file means nothing is stored."""
+def load_files(paths: list[Path], *, max_bytes: int) -> list[tuple[str, str]]:
+    """Read and check every file first: one unreadable file means nothing is stored.
+
+    Empty files and (inside a directory) unsupported formats are skipped with a notice.
+    """
+    candidates, skipped = expand_paths(paths)
     loaded, problems = [], []
-    for path in expand_paths(paths):
+    for candidate in candidates:
         try:
-            loaded.append((path, read_upload(path, max_bytes=max_bytes)))
+            document = load_document(candidate.path, max_bytes=max_bytes, name=str(candidate.path))
+        except EmptyDocumentError as exc:
+            skipped.append(str(exc))
+            continue
         except BadInputError as exc:
             problems.append(str(exc))
+            continue
+        skipped.extend(f"warning: {w}" for w in document.warnings)
+        loaded.append((candidate.name, document.text))
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    for notice in skipped:
+        err.print(Text(notice if notice.startswith("warning") else f"skipped {notice}", "yellow"))
     if problems:
-        err = Console(stderr=True, highlight=False, soft_wrap=True)
         for problem in problems:
             err.print(Text(f"error: {problem}", "red"))
         fail("nothing was ingested", code=2)
+    if not loaded:
+        fail("nothing to ingest: every file was skipped", code=2)
     return loaded
 
 
@@ -184,7 +222,7 @@ async def _via_stack(
 
 
 async def ingest_files(
-    settings: Settings, files: list[tuple[Path, str]], *, wait: bool, wait_s: float | None
+    settings: Settings, files: list[tuple[str, str]], *, wait: bool, wait_s: float | None
 ) -> int:
     """Register every file, then extract here or hand them to the running extractor."""
     console = Console(highlight=False, soft_wrap=True)
@@ -192,13 +230,13 @@ async def ingest_files(
     async with admin_session(settings, llm=live_nats_url(settings) is None) as session:
         bars = SourceBars(new_progress(console))
         events: list[SourceUploaded] = []
-        for path, text in files:
-            reg = await register_upload(session.store, name=path.name, text=text,
+        for name, text in files:
+            reg = await register_upload(session.store, name=name, text=text,
                                         uploaded_by=who, actor="cli")  # fmt: skip
             if reg.duplicate_of is not None:
-                console.print(f"skipped {path}: already ingested as source {reg.duplicate_of.id}")
+                console.print(f"skipped {name}: already ingested as source {reg.duplicate_of.id}")
             elif reg.event is not None:
-                bars.add(reg.event.source_id, path.name)
+                bars.add(reg.event.source_id, name)
                 events.append(reg.event)
         if session.publish is not None:
             finished = await _via_stack(session, bars, events, wait=wait, wait_s=wait_s,
