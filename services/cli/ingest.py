@@ -321,20 +321,42 @@ async def _sync(settings: Settings, console: Console) -> int:
     async with admin_session(settings, llm=True) as session:
 
         def show(outcome: FileOutcome) -> None:
-            if outcome.status == "failed":
-                console.print(Text(f"  failed    {outcome.path}: {outcome.error}", "red"))
-            elif outcome.status == "changed":
-                console.print(f"  synced    {outcome.path}: +{outcome.topics_added} new, "
-                              f"{outcome.topics_updated} updated topic(s)")  # fmt: skip
-            else:
-                console.print(f"  unchanged {outcome.path}")
+            console.print(sync_line(outcome))
 
         report = await sync_handbook(store=session.store, settings=settings,
                                      limiter=session.limiter, options=extract_options(),
                                      publish=session.publish, on_file=show)  # fmt: skip
-    console.print(f"handbook: {report.count('changed')} synced, {report.count('unchanged')} "
-                  f"unchanged, {report.count('failed')} failed")  # fmt: skip
-    return 1 if report.count("failed") else 0
+    counts = ", ".join(f"{report.count(s)} {w}" for s, w in _SYNC_WORDS if report.count(s))
+    console.print(f"handbook: {counts or 'nothing to do'} "
+                  f"({report.github_requests} GitHub request(s))")  # fmt: skip
+    if report.rate_limited:
+        console.print(Text(f"stopped: {report.rate_limited}; sync again after that", "red"))
+    return 1 if report.count("failed") or report.rate_limited else 0
+
+
+_SYNC_WORDS = (("changed", "synced"), ("unchanged", "unchanged"), ("renamed", "renamed"),
+               ("deleted", "deleted"), ("skipped", "skipped"), ("failed", "failed"),
+               ("not_tried", "not tried"))  # fmt: skip
+
+
+def sync_line(outcome: FileOutcome) -> Text:
+    """One line of `r42 sync-handbook` output."""
+    path = outcome.path
+    if outcome.status == "failed":
+        return Text(f"  failed    {path}: {outcome.error}", "red")
+    if outcome.status == "changed":
+        removed = f", {len(outcome.removed_ids)} removed" if outcome.removed_ids else ""
+        return Text(f"  synced    {path}: +{outcome.topics_added} new, "
+                    f"{outcome.topics_updated} updated topic(s){removed}")  # fmt: skip
+    if outcome.status == "deleted":
+        return Text(f"  deleted   {path}: {len(outcome.removed_ids)} topic(s) removed", "yellow")
+    if outcome.status == "renamed":
+        return Text(f"  renamed   {outcome.renamed_from} → {path}")
+    if outcome.status == "skipped":
+        return Text(f"  skipped   {path}: {outcome.error}", "yellow")
+    if outcome.status == "not_tried":
+        return Text(f"  not tried {path}", "yellow")
+    return Text(f"  unchanged {path}")
 
 
 def plan_table(plan: GraphPlan) -> Table:

@@ -74,6 +74,7 @@ async def publish_kb_updated(
     reason: str,
     key: tuple[str, ...],
     correlation_id: str = "",
+    removed_ids: Iterable[str] = (),
 ) -> KbUpdated:
     """Publish kb.updated with the current KB hash; `key` derives the (dedupable) event id."""
     event = KbUpdated(
@@ -82,6 +83,7 @@ async def publish_kb_updated(
         actor=ACTOR,
         kb_hash=kb_hash(await store.topics.ids()),
         changed_ids=sorted(set(changed_ids))[:MAX_CHANGED_IDS],
+        removed_ids=sorted(set(removed_ids))[:MAX_CHANGED_IDS],
         reason=reason[:500],
     )
     await publish(event)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Collection, Iterable
 from datetime import datetime
 from typing import Any, Literal, Protocol
@@ -52,6 +53,9 @@ class TopicRepository(Protocol):
 
     async def ids(self) -> set[str]:
         """Every topic id."""
+
+    async def recent_ids(self, limit: int) -> builtins.list[str]:
+        """The `limit` most recently updated topic ids, oldest of them first."""
 
     async def upsert_many(self, topics: Iterable[Topic]) -> int:
         """Insert or update topics in one transaction; returns how many were given."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable
 
 from pymongo import DeleteOne, ReturnDocument
@@ -157,6 +158,16 @@ class MongoTopics:
     async def ids(self) -> set[str]:
         """Every topic id."""
         return {d["_id"] async for d in self._db["topics"].find({}, {"_id": 1})}
+
+    async def recent_ids(self, limit: int) -> builtins.list[str]:
+        """The `limit` most recently updated topic ids, oldest of them first."""
+        cursor = (
+            self._db["topics"]
+            .find({}, {"_id": 1})
+            .sort([("updated_at", -1), ("_id", -1)])
+            .limit(limit)
+        )
+        return [d["_id"] async for d in cursor][::-1]
 
     async def upsert_many(self, topics: Iterable[Topic]) -> int:
         """Insert or update topics in one atomic write."""

@@ -216,6 +216,12 @@ class SqliteTopics:
         rows = await self._db.read(lambda c: c.execute("SELECT id FROM topics").fetchall())
         return {r[0] for r in rows}
 
+    async def recent_ids(self, limit: int) -> builtins.list[str]:
+        """The `limit` most recently updated topic ids, oldest of them first."""
+        sql = "SELECT id FROM topics ORDER BY updated_at DESC, id DESC LIMIT ?"
+        rows = await self._db.read(lambda c: c.execute(sql, (limit,)).fetchall())
+        return [r[0] for r in reversed(rows)]
+
     async def upsert_many(self, topics: Iterable[Topic]) -> int:
         """Insert or update topics in one transaction."""
         batch = list(topics)
