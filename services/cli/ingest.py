@@ -26,6 +26,7 @@ from rich.text import Text
 from services.extractor.graph_analysis import analyze_graph, apply_graph_plan
 from services.extractor.graph_plan import GraphPlan
 from services.extractor.handbook import FileOutcome, github_client, sync_handbook
+from services.extractor.lifecycle import delete_source, undo_change
 from services.extractor.local import follow_sources, ingest_locally
 from services.extractor.outcomes import mark_cancelled, read_progress
 from services.extractor.session import (
@@ -34,6 +35,7 @@ from services.extractor.session import (
     extract_options,
     live_nats_url,
 )
+from services.extractor.undo import undo_entries
 from services.extractor.uploads import load_document, register_upload
 from shared.bus import (
     Event,
@@ -374,9 +376,33 @@ async def _analyze(settings: Settings) -> GraphPlan:
         return await analyze_graph(store=session.store, limiter=session.limiter)
 
 
-async def _apply(settings: Settings, plan: GraphPlan) -> None:
+async def _apply(settings: Settings, plan: GraphPlan, max_deletions: int | None) -> str | None:
     async with admin_session(settings) as session:
-        await apply_graph_plan(store=session.store, plan=plan, publish=session.publish)
+        _, undo_id = await apply_graph_plan(store=session.store, plan=plan,
+                                            publish=session.publish,
+                                            max_deletions=max_deletions)  # fmt: skip
+        return undo_id
+
+
+async def _delete(settings: Settings, source_id: str, max_deletions: int | None) -> str:
+    async with admin_session(settings) as session:
+        removed, undo_id = await delete_source(store=session.store, source_id=source_id,
+                                               publish=session.publish,
+                                               max_deletions=max_deletions)  # fmt: skip
+    return (f"source {source_id} deleted: {len(removed)} topic(s) removed"
+            f"{' (' + ', '.join(removed[:10]) + ')' if removed else ''}; "
+            f"undo with `r42 graph undo {undo_id}`")  # fmt: skip
+
+
+async def _undo(settings: Settings, undo_id: str | None, listing: bool) -> str:
+    async with admin_session(settings) as session:
+        if listing:
+            entries = await undo_entries(session.store)
+            return "\n".join(f"{e.id}  {e.at}  {e.reason} ({e.topics} topic(s))"
+                             for e in entries) or "nothing to undo"  # fmt: skip
+        done, touched = await undo_change(store=session.store, undo_id=undo_id,
+                                          publish=session.publish)  # fmt: skip
+    return f"undid {done}: {len(touched)} topic(s) restored or removed"
 
 
 def register(app: typer.Typer) -> None:
@@ -401,6 +427,17 @@ def register(app: typer.Typer) -> None:
         settings = load_settings()
         Console(highlight=False, soft_wrap=True).print(run(lambda: _cancel(settings, source_id)))
 
+    @sources.command("delete")
+    def delete(
+        source_id: Annotated[str, typer.Argument(metavar="ID")],
+        max_deletions: Annotated[int | None, typer.Option(
+            "--max-deletions", min=0, help="Raise the bound on topics removed at once.")] = None,
+    ) -> None:  # fmt: skip
+        """Delete a source: what only it asserted leaves the graph (undoable)."""
+        settings = load_settings()
+        message = run(lambda: _delete(settings, source_id, max_deletions))
+        Console(highlight=False, soft_wrap=True).print(message)
+
     @app.command("sync-handbook")
     def sync_command() -> None:
         """Extract the GitHub handbook's changed files (R42_HANDBOOK_OWNER/REPO/PATH/BRANCH)."""
@@ -414,6 +451,12 @@ def register(app: typer.Typer) -> None:
     def analyze_command(
         apply: Annotated[bool, typer.Option("--apply", help="Apply after confirming.")] = False,
         yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask to confirm.")] = False,
+        max_deletions: Annotated[
+            int | None,
+            typer.Option(
+                "--max-deletions", min=0, help="Raise the bound on topics deleted at once."
+            ),
+        ] = None,
     ) -> None:
         """Propose merges, deletions, relations and relevance fixes; preview, then apply."""
         settings = load_settings()
@@ -433,7 +476,18 @@ def register(app: typer.Typer) -> None:
         if not yes and not typer.confirm(f"Apply these {actions} action(s)?"):
             console.print("not applied")
             raise typer.Exit(1)
-        run(lambda: _apply(settings, plan))
+        undo_id = run(lambda: _apply(settings, plan, max_deletions))
         console.print(f"applied: {len(plan.changes.topics_delete)} topic(s) removed, "
                       f"{len(plan.changes.relations_upsert)} relation(s) written, "
-                      f"{len(plan.changes.topics_upsert)} relevance update(s)")  # fmt: skip
+                      f"{len(plan.changes.topics_upsert)} relevance update(s); "
+                      f"undo with `r42 graph undo {undo_id}`")  # fmt: skip
+
+    @graph.command("undo")
+    def undo_command(
+        undo_id: Annotated[str | None, typer.Argument(metavar="[ID]")] = None,
+        listing: Annotated[bool, typer.Option("--list", help="List what can be undone.")] = False,
+    ) -> None:
+        """Undo an applied graph analysis or source deletion (the newest by default)."""
+        settings = load_settings()
+        Console(highlight=False, soft_wrap=True).print(run(lambda: _undo(settings, undo_id,
+                                                                         listing)))  # fmt: skip

@@ -22,6 +22,7 @@ from services.extractor.pipeline import ExtractOptions, ask_with_output_retries,
 from services.extractor.prompts import HANDBOOK_SYSTEM, PROMPT_VERSION, handbook_message
 from services.extractor.provenance import (
     Retraction,
+    asserted_by_result,
     rename_asserter,
     replace_assertions,
     retract_all,
@@ -33,7 +34,7 @@ from shared.bus import ExtractedRelation, Topic
 from shared.config import Settings
 from shared.errors import ConfigError, R42Error
 from shared.formats import EmptyDocumentError, FormatError, is_supported, read_document
-from shared.kb import chunk_text, normalise_relation
+from shared.kb import chunk_text
 from shared.llm import Limiter
 from shared.store import KbChanges, Store
 
@@ -151,16 +152,9 @@ async def merge_file(
     changes = KbChanges(topics_upsert=upserts, relations_upsert=relations_for_store(plan))
     if not changes.empty:
         await store.apply_kb_changes(changes)
-    present = {t.id for t in plan.topics} | set(existing)
-    asserted = {plan.aliases.get(t.id, t.id) for t in topics} & present
-    asserted_relations = set()
-    for r in relations:
-        key = normalise_relation(plan.aliases.get(r.source, r.source),
-                                 plan.aliases.get(r.target, r.target), r.type)  # fmt: skip
-        if key and key[0] != key[1] and key[0] in present and key[1] in present:
-            asserted_relations.add(key)
-    retraction = await replace_assertions(store, asserter_of(name), topics=asserted,
-                                          relations=asserted_relations)  # fmt: skip
+    asserted = asserted_by_result(plan, existing, topics, relations)
+    retraction = await replace_assertions(store, asserter_of(name), topics=asserted.topics,
+                                          relations=asserted.relations)  # fmt: skip
     return FileOutcome(
         path=file.path, status="changed", topics_added=plan.topics_added,
         topics_updated=plan.topics_updated, relations_added=plan.relations_added,

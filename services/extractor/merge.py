@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from services.extractor.curation import keep_curated
 from services.extractor.outcomes import (
     RUNNING,
     Publish,
@@ -16,6 +17,7 @@ from services.extractor.outcomes import (
     progress_event,
     publish_kb_updated,
 )
+from services.extractor.provenance import add_assertions, asserted_by_result
 from shared.bus import ChunkExtracted
 from shared.errors import BadInputError, TransientError
 from shared.kb import MergePlan, plan_merge, to_kebab_id
@@ -108,10 +110,9 @@ async def merge_chunk(*, store: Store, event: ChunkExtracted, publish: Publish) 
     plan, existing = await plan_against_store(store, event.topics, event.relations)
     metadata = {"source": source.name, "source_id": source.id,
                 "prompt_version": event.prompt_version}  # fmt: skip
-    changes = KbChanges(
-        topics_upsert=topics_for_store(plan, existing, metadata=metadata),
-        relations_upsert=relations_for_store(plan),
-    )
+    # What an admin set is kept; the extraction's differing value is only logged.
+    upserts, _ = keep_curated(topics_for_store(plan, existing, metadata=metadata), existing)
+    changes = KbChanges(topics_upsert=upserts, relations_upsert=relations_for_store(plan))
     mark = ChunkMark(source_id=source.id, chunk_index=event.chunk_index)
     try:
         result = await store.apply_kb_changes(changes, chunk=mark)
@@ -119,6 +120,9 @@ async def merge_chunk(*, store: Store, event: ChunkExtracted, publish: Publish) 
         # An endpoint vanished between planning and writing (a concurrent delete): nothing
         # was written; planning again on redelivery sees the current graph.
         raise TransientError(f"chunk {event.chunk_index} of {source.id}: {exc}") from exc
+    # Recorded on every delivery (idempotent): a crash after the write cannot lose it.
+    asserted = asserted_by_result(plan, existing, event.topics, event.relations)
+    await add_assertions(store, source.id, topics=asserted.topics, relations=asserted.relations)
     if not result.applied:
         log.info("chunk %d of %s was merged before; skipped", event.chunk_index, source.id)
         completed = await finish_if_done(store, source.id, publish, republish=True)

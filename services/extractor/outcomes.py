@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+from services.extractor.provenance import retract_all, supersede
 from shared.bus import (
     Event,
     KbUpdated,
@@ -125,6 +126,8 @@ async def finish_if_done(
     if source.status != "completed" or not (moved or republish):
         return moved
     progress = await read_progress(store, source_id)
+    # This version of the document replaces the previous one: what only that one said goes.
+    retraction = await supersede(store, name=source.name, source_id=source_id)
     started = source.created_at or datetime.now(UTC)
     await publish(
         SourceCompleted(
@@ -137,9 +140,10 @@ async def finish_if_done(
             **{name: progress[name] for name in _COUNTS},
         )
     )
-    if _has_changes(progress):
+    if _has_changes(progress) or retraction.removed_ids:
         await publish_kb_updated(
             store, publish, changed_ids=progress["changed_ids"],
+            removed_ids=retraction.removed_ids,
             reason=f"source {source.name} extracted", key=("source", source_id),
         )  # fmt: skip
     if moved:
@@ -184,11 +188,13 @@ async def mark_cancelled(store: Store, source_id: str, publish: Publish) -> bool
 
 
 async def _kb_updated_for_partial(store: Store, source_id: str, publish: Publish, how: str) -> None:
-    # Chunks merged before the source stopped did change the graph: readers must reload.
+    # A source that did not finish leaves no partial topics: what only it asserted goes.
+    retraction = await retract_all(store, source_id)
     progress = await read_progress(store, source_id)
-    if _has_changes(progress):
+    if _has_changes(progress) or retraction.removed_ids:
         await publish_kb_updated(
             store, publish, changed_ids=progress["changed_ids"],
+            removed_ids=retraction.removed_ids,
             reason=f"source {source_id} {how} after partial extraction",
             key=("source", source_id, how),
         )  # fmt: skip

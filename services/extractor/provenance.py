@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from services.extractor.curation import is_protected
+from shared.kb import MergePlan, normalise_relation
 from shared.store import KbChanges, RelationKey, Store, Topic, TopicMetadata
 
 log = logging.getLogger(__name__)
@@ -80,6 +81,45 @@ class Retraction:
         self.topics_deleted += other.topics_deleted
         self.relations_deleted += other.relations_deleted
         self.flagged += other.flagged
+
+
+def asserted_by_result(
+    plan: MergePlan, existing: Iterable[str], topics: Iterable[object],
+    relations: Iterable[object],
+) -> Assertions:  # fmt: skip
+    """What one extraction result asserts once merged: its topics (re-coined ids mapped to
+    the stored ones) and its valid relations between topics that exist."""
+    present = {t.id for t in plan.topics} | set(existing)
+    asserted = {plan.aliases.get(i, i) for i in (str(getattr(t, "id", "")) for t in topics)}
+    keys: set[RelKey] = set()
+    for r in relations:
+        source, target = str(getattr(r, "source", "")), str(getattr(r, "target", ""))
+        source, target = plan.aliases.get(source, source), plan.aliases.get(target, target)
+        key = normalise_relation(source, target, str(getattr(r, "type", "")))
+        if key and key[0] != key[1] and key[0] in present and key[1] in present:
+            keys.add(key)
+    return Assertions(asserted & present, keys)
+
+
+def _name_key(name: str) -> str:
+    return f"provenance:name:{name}"
+
+
+async def supersede(store: Store, *, name: str, source_id: str) -> Retraction:
+    """`source_id` is now the current version of the document `name`: retract what the
+    previous version asserted and this one does not."""
+    previous = await store.settings.get(_name_key(name))
+    await store.settings.set(_name_key(name), source_id)
+    if not previous or previous == source_id:
+        return Retraction()
+    return await retract_all(store, str(previous))
+
+
+async def forget_source(store: Store, *, name: str, source_id: str) -> Retraction:
+    """Retract a deleted source's contributions (and its name when it was current)."""
+    if await store.settings.get(_name_key(name)) == source_id:
+        await store.settings.delete(_name_key(name))
+    return await retract_all(store, source_id)
 
 
 async def assertions_of(store: Store, asserter: str) -> Assertions:
