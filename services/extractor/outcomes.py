@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 from datetime import UTC, datetime
@@ -27,6 +28,7 @@ Publish = Callable[[Event], Awaitable[Any]]
 
 RUNNING = frozenset({"pending", "processing"})
 MAX_CHANGED_IDS = 500
+KB_HASH_KEY = "kb:version_hash"
 _COUNTS = ("topics_added", "topics_updated", "relations_added", "relations_dropped")
 
 
@@ -77,18 +79,36 @@ async def publish_kb_updated(
     correlation_id: str = "",
     removed_ids: Iterable[str] = (),
 ) -> KbUpdated:
-    """Publish kb.updated with the current KB hash; `key` derives the (dedupable) event id."""
+    """Publish kb.updated with the KB version hash; `key` derives the (dedupable) event id."""
+    changed, removed = sorted(set(changed_ids)), sorted(set(removed_ids))
     event = KbUpdated(
         event_id=derived_event_id(KbUpdated.SUBJECT, *key),
         correlation_id=correlation_id,
         actor=ACTOR,
-        kb_hash=kb_hash(await store.topics.ids()),
-        changed_ids=sorted(set(changed_ids))[:MAX_CHANGED_IDS],
-        removed_ids=sorted(set(removed_ids))[:MAX_CHANGED_IDS],
+        kb_hash=await _next_kb_hash(store, changed, removed),
+        changed_ids=changed[:MAX_CHANGED_IDS],
+        removed_ids=removed[:MAX_CHANGED_IDS],
         reason=reason[:500],
     )
     await publish(event)
     return event
+
+
+async def _next_kb_hash(store: Store, changed: list[str], removed: list[str]) -> str:
+    """A version hash chained from the previous one and this change: O(change), not O(graph).
+
+    The first event hashes the whole id list once (kb_hash); later ones chain on it, so
+    readers still see a new hash for every change without the writer re-reading the graph.
+    """
+    step = "\n".join(["+", *changed, "-", *removed])
+
+    def advance(previous: Any) -> str:
+        base = previous if isinstance(previous, str) else ""
+        return hashlib.sha256(f"{base}\n{step}".encode()).hexdigest()[:8]
+
+    if await store.settings.get(KB_HASH_KEY) is None:
+        await store.settings.set(KB_HASH_KEY, kb_hash(await store.topics.ids()))
+    return str(await store.settings.update(KB_HASH_KEY, advance))
 
 
 def progress_event(source: Source, progress: dict[str, Any], *, chunk_index: int) -> SourceProgress:

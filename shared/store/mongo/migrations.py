@@ -78,11 +78,16 @@ class MongoMigration:
     apply: Callable[[MongoDb], Awaitable[None]]
 
 
+async def _topics_recent_index(db: MongoDb) -> None:
+    await db["topics"].create_index([("updated_at", -1), ("_id", -1)], name="topics_updated_at")
+
+
 MIGRATIONS: tuple[MongoMigration, ...] = (
     MongoMigration(1, "indexes (unique topic id, relation key, one active attempt, …)", _indexes),
     MongoMigration(2, "topics.relevance_locked, default false", _relevance_locked),
     MongoMigration(3, "relation type executes -> executed_by", _relation_vocabulary),
     MongoMigration(4, "quiz questions without difficulty become medium", _question_difficulty),
+    MongoMigration(5, "index topics by updated_at", _topics_recent_index),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 
