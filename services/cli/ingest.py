@@ -29,6 +29,7 @@ from services.extractor.handbook import FileOutcome, github_client, sync_handboo
 from services.extractor.lifecycle import delete_source, undo_change
 from services.extractor.local import follow_sources, ingest_locally
 from services.extractor.outcomes import mark_cancelled, read_progress
+from services.extractor.review import discard, held_changes, release
 from services.extractor.session import (
     AdminSession,
     admin_session,
@@ -338,7 +339,7 @@ async def _sync(settings: Settings, console: Console) -> int:
 
 _SYNC_WORDS = (("changed", "synced"), ("unchanged", "unchanged"), ("renamed", "renamed"),
                ("deleted", "deleted"), ("skipped", "skipped"), ("failed", "failed"),
-               ("not_tried", "not tried"))  # fmt: skip
+               ("not_tried", "not tried"), ("held", "held for review"))  # fmt: skip
 
 
 def sync_line(outcome: FileOutcome) -> Text:
@@ -356,6 +357,8 @@ def sync_line(outcome: FileOutcome) -> Text:
         return Text(f"  renamed   {outcome.renamed_from} → {path}")
     if outcome.status == "skipped":
         return Text(f"  skipped   {path}: {outcome.error}", "yellow")
+    if outcome.status == "held":
+        return Text(f"  held      {path}: {outcome.error}", "yellow")
     if outcome.status == "not_tried":
         return Text(f"  not tried {path}", "yellow")
     return Text(f"  unchanged {path}")
@@ -392,6 +395,19 @@ async def _delete(settings: Settings, source_id: str, max_deletions: int | None)
     return (f"source {source_id} deleted: {len(removed)} topic(s) removed"
             f"{' (' + ', '.join(removed[:10]) + ')' if removed else ''}; "
             f"undo with `r42 graph undo {undo_id}`")  # fmt: skip
+
+
+async def _held(settings: Settings, release_key: str | None, discard_key: str | None) -> str:
+    async with admin_session(settings) as session:
+        if release_key:
+            undo_id = await release(session.store, release_key, publish=session.publish)
+            return f"released {release_key}; undo with `r42 graph undo {undo_id}`"
+        if discard_key:
+            await discard(session.store, discard_key)
+            return f"discarded {discard_key}"
+        held = await held_changes(session.store)
+    return "\n".join(f"{h.key}  {h.at}  {h.reason}: {', '.join(h.updated_ids[:8])}"
+                     for h in held) or "nothing is held for review"  # fmt: skip
 
 
 async def _undo(settings: Settings, undo_id: str | None, listing: bool) -> str:
@@ -481,6 +497,19 @@ def register(app: typer.Typer) -> None:
                       f"{len(plan.changes.relations_upsert)} relation(s) written, "
                       f"{len(plan.changes.topics_upsert)} relevance update(s); "
                       f"undo with `r42 graph undo {undo_id}`")  # fmt: skip
+
+    @graph.command("held")
+    def held_command(
+        release_key: Annotated[str | None, typer.Option("--release", metavar="KEY",
+                                                        help="Apply a held change.")] = None,
+        discard_key: Annotated[str | None, typer.Option("--discard", metavar="KEY",
+                                                        help="Drop a held change.")] = None,
+    ) -> None:  # fmt: skip
+        """Extractions held for review (they would rewrite many existing topics)."""
+        settings = load_settings()
+        Console(highlight=False, soft_wrap=True).print(
+            run(lambda: _held(settings, release_key, discard_key))
+        )
 
     @graph.command("undo")
     def undo_command(

@@ -28,6 +28,7 @@ from services.extractor.provenance import (
     retract_all,
 )
 from services.extractor.recent import recent_topic_ids
+from services.extractor.review import hold_if_over_bound
 from services.extractor.runner import describe_error
 from services.extractor.tools import EMIT_HANDBOOK_DELTA, HandbookDelta
 from shared.bus import ExtractedRelation, Topic
@@ -42,7 +43,9 @@ log = logging.getLogger(__name__)
 
 HANDBOOK_SOURCE = "github_handbook"
 TREE_CACHE = "handbook:tree"
-Status = Literal["changed", "unchanged", "failed", "skipped", "deleted", "renamed", "not_tried"]
+Status = Literal[
+    "changed", "unchanged", "failed", "skipped", "deleted", "renamed", "not_tried", "held"
+]
 
 
 @dataclass(frozen=True)
@@ -150,9 +153,16 @@ async def merge_file(
         log.info("%s: extraction differs from the curated %s of %s; kept the admin's",
                  name, s.field, s.topic_id)  # fmt: skip
     changes = KbChanges(topics_upsert=upserts, relations_upsert=relations_for_store(plan))
+    asserted = asserted_by_result(plan, existing, topics, relations)
+    reason = f"{name} would rewrite {plan.topics_updated} topics"
+    if await hold_if_over_bound(store, key=f"handbook:{name}@{file.sha[:12]}",
+                                asserter=asserter_of(name), updated_ids=list(plan.updated_ids),
+                                changes=changes, asserted=asserted, reason=reason):  # fmt: skip
+        return FileOutcome(path=file.path, status="held", topics_updated=plan.topics_updated,
+                           error=f"held for review: it would rewrite {plan.topics_updated} "
+                                 "existing topics (see `r42 graph held`)")  # fmt: skip
     if not changes.empty:
         await store.apply_kb_changes(changes)
-    asserted = asserted_by_result(plan, existing, topics, relations)
     retraction = await replace_assertions(store, asserter_of(name), topics=asserted.topics,
                                           relations=asserted.relations)  # fmt: skip
     return FileOutcome(

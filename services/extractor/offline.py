@@ -129,7 +129,7 @@ def fit_schema(graph: dict[str, Any]) -> dict[str, Any]:
         ids[topic["id"]] = short
         topics.append({**topic, "id": short, "label": _clip(topic["label"], _MAX_LABEL),
                        "description": _clip(topic["description"], _MAX_DESCRIPTION)})  # fmt: skip
-    relations = []
+    relations: list[dict[str, Any]] = []
     for relation in graph["relations"]:
         source = ids.get(relation["source"], relation["source"][:_MAX_ID].rstrip("-"))
         target = ids.get(relation["target"], relation["target"][:_MAX_ID].rstrip("-"))

@@ -236,3 +236,36 @@ async def test_topic_from_before_provenance_is_not_touched(
     del github.files["handbook/reizen.md"]
     await sync(store, github)
     assert "oud" in await store.topics.ids()
+
+
+async def test_an_extraction_rewriting_many_topics_is_held_for_review(
+    github: FakeGitHub, fake_anthropic: FakeAnthropic, fake_llm: Any, store: Store
+) -> None:
+    from services.extractor.review import held_changes, release
+    from services.extractor.undo import undo
+
+    fake_anthropic.default = responder
+    await store.topics.upsert_many(
+        [Topic(id=f"onderwerp-{i}", label=f"Onderwerp {i}", type="concept",
+               description="Zoals HR het schreef.") for i in range(30)]
+    )  # fmt: skip
+    sections = "".join(f"## Onderwerp {i}\nIets heel anders.\n\n" for i in range(6))
+    github.files = {"handbook/injectie.md": f"## Onderwerp 99\nNieuw.\n\n{sections}".encode()}
+    report, _ = await sync(store, github)
+    assert [(f.status, f.topics_updated) for f in report.files] == [("held", 6)]
+    assert "r42 graph held" in (report.files[0].error or "")
+    untouched = await store.topics.get("onderwerp-0")
+    assert untouched is not None and untouched.description == "Zoals HR het schreef."
+    assert "onderwerp-99" not in await store.topics.ids()  # nothing of it was applied
+    held = await held_changes(store)
+    assert [h.updated_ids for h in held] == [[f"onderwerp-{i}" for i in range(6)]]
+    again, _ = await sync(store, github)  # not asked again every sync
+    assert again.count("unchanged") == 1
+
+    undo_id = await release(store, held[0].key, publish=None)
+    released = await store.topics.get("onderwerp-0")
+    assert released is not None and released.description == "Iets heel anders."
+    assert await held_changes(store) == []
+    await undo(store, undo_id)
+    restored = await store.topics.get("onderwerp-0")
+    assert restored is not None and restored.description == "Zoals HR het schreef."
