@@ -39,11 +39,17 @@ class KbInputError(BadInputError, ValueError):
 class TopicLike(Protocol):
     """What the KB logic reads from a topic (the store's Topic has these attributes)."""
 
-    id: str
-    label: str
-    type: str
-    description: str
-    learning_relevance: str
+    # Read-only, so models whose fields are narrower (Literal types) still match.
+    @property
+    def id(self) -> str: ...
+    @property
+    def label(self) -> str: ...
+    @property
+    def type(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def learning_relevance(self) -> str: ...
 
 
 @runtime_checkable

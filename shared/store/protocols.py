@@ -7,7 +7,6 @@ from collections.abc import Callable, Collection, Iterable
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
-from shared.llm.telemetry import LLMCallRecord
 from shared.store.models import (
     ChunkMark,
     HandbookSyncState,
@@ -36,6 +35,17 @@ from shared.store.models_learning import (
     QuizQuestion,
     Score,
     ThreadMessage,
+)
+from shared.store.models_telemetry import LLMCallRecord
+from shared.store.protocols_state import (
+    CustomTopicRepository,
+    FeedbackRepository,
+    FlagRepository,
+    IdempotencyRepository,
+    LockRepository,
+    MergeProgressRepository,
+    ProposalRepository,
+    UploadMessageRepository,
 )
 
 
@@ -166,7 +176,7 @@ class ContentRepository(Protocol):
     async def mark_stale(self, topic_ids: Iterable[str]) -> int:
         """Flag content of changed topics as stale; returns how many rows changed."""
 
-    async def list_stale(self) -> list[str]:
+    async def list_stale(self) -> builtins.list[str]:
         """Topic ids whose content is stale."""
 
     async def delete(self, topic_id: str) -> bool:
@@ -407,7 +417,39 @@ class Store(Protocol):
 
     @property
     def settings(self) -> SettingsRepository:
-        """The settings repository."""
+        """Legacy key/value settings (kept until no caller uses them)."""
+
+    @property
+    def proposals(self) -> ProposalRepository:
+        """Graph deltas proposed in chat."""
+
+    @property
+    def feedback(self) -> FeedbackRepository:
+        """Votes on answers."""
+
+    @property
+    def upload_messages(self) -> UploadMessageRepository:
+        """Progress messages of chat uploads."""
+
+    @property
+    def merge_progress(self) -> MergeProgressRepository:
+        """Running merge counts per source."""
+
+    @property
+    def idempotency(self) -> IdempotencyRepository:
+        """Keys of handled requests."""
+
+    @property
+    def custom_topics(self) -> CustomTopicRepository:
+        """Requested learning topics outside the graph."""
+
+    @property
+    def flags(self) -> FlagRepository:
+        """Named markers."""
+
+    @property
+    def locks(self) -> LockRepository:
+        """Named leases."""
 
     async def apply_kb_changes(
         self, changes: KbChanges, *, chunk: ChunkMark | None = None

@@ -212,4 +212,8 @@ def indexes() -> dict[str, list[IndexModel]]:
         ],
         "suggestions": [IndexModel([("status", ASCENDING), ("created_at", DESCENDING)])],
         "llm_calls": [IndexModel([("occurred_at", DESCENDING)])],
+        "proposals": [IndexModel([("status", ASCENDING), ("created_at", DESCENDING)])],
+        "feedback": [IndexModel([("created_at", DESCENDING)])],
+        # The server deletes expired keys in the background; reads also filter on expiry.
+        "idempotency_keys": [IndexModel([("expires_at", ASCENDING)], expireAfterSeconds=0)],
     }

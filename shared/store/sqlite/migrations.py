@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from shared.errors import StoreError
 from shared.store._common import normalise_question_key, utcnow
 from shared.store.sqlite.db import dumps, to_text
+from shared.store.sqlite.migrate_state import move_settings, state_tables
 
 _BASE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS topics (
@@ -230,8 +231,13 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(4, "quiz questions without difficulty become medium", _question_difficulty),
     Migration(
-        5, "index topics by updated_at (the newest topics without a scan)", _topics_recent_index
+        5,
+        "proposals, feedback, upload messages, merge progress, idempotency keys, "
+        "custom topics, flags and locks",
+        state_tables,
     ),
+    Migration(6, "settings rows move into their own tables", move_settings),
+    Migration(7, "index topics by updated_at (newest first, no scan)", _topics_recent_index),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 from types import TracebackType
 
 from shared.store.models import ChunkMark, KbChangeResult, KbChanges
+from shared.store.sqlite.chat import SqliteFeedback, SqliteProposals, SqliteUploadMessages
 from shared.store.sqlite.content import SqliteContent, SqliteQuizBanks
 from shared.store.sqlite.db import SqliteDb
 from shared.store.sqlite.kb import SqliteRelations, SqliteTopics, apply_changes
+from shared.store.sqlite.leases import SqliteIdempotency, SqliteLocks
 from shared.store.sqlite.migrations import current_version, migrate
 from shared.store.sqlite.ops import (
     SqliteCurriculum,
@@ -18,6 +20,7 @@ from shared.store.sqlite.ops import (
 from shared.store.sqlite.quiz import SqliteQuizAttempts, SqliteScores
 from shared.store.sqlite.social import SqliteSuggestions, SqliteThreads
 from shared.store.sqlite.sources import SqliteSources, SqliteSourceTexts
+from shared.store.sqlite.state import SqliteCustomTopics, SqliteFlags, SqliteMergeProgress
 
 
 class SqliteStore:
@@ -41,6 +44,14 @@ class SqliteStore:
         self.handbook_sync = SqliteHandbookSync(self.db)
         self.curriculum = SqliteCurriculum(self.db)
         self.settings = SqliteSettings(self.db)
+        self.proposals = SqliteProposals(self.db)
+        self.feedback = SqliteFeedback(self.db)
+        self.upload_messages = SqliteUploadMessages(self.db)
+        self.merge_progress = SqliteMergeProgress(self.db)
+        self.idempotency = SqliteIdempotency(self.db)
+        self.custom_topics = SqliteCustomTopics(self.db)
+        self.flags = SqliteFlags(self.db)
+        self.locks = SqliteLocks(self.db)
 
     @classmethod
     async def open(cls, path: str, *, busy_timeout_s: float = 30.0) -> SqliteStore:
