@@ -27,7 +27,8 @@ def pdf_text(data: bytes, *, name: str) -> str:
             except Exception:
                 pass
             if reader.is_encrypted and not _readable(reader):
-                raise FormatError(f"{name} is a password-protected PDF; remove the password")
+                raise FormatError(f"{name} is a password-protected PDF; remove the password",
+                                  kind="encrypted")  # fmt: skip
         pages = [page.extract_text() or "" for page in reader.pages]
     except FormatError:
         raise
@@ -37,7 +38,8 @@ def pdf_text(data: bytes, *, name: str) -> str:
     if len(text.strip()) < _MIN_TEXT_CHARS:
         raise FormatError(
             f"{name} has no text layer ({len(pages)} page(s) of images, probably a scan); "
-            "run it through OCR or upload the original document"
+            "run it through OCR or upload the original document",
+            kind="no_text",
         )
     return text
 

@@ -21,7 +21,15 @@ SUPPORTED_SUFFIXES = tuple(SUFFIX_FORMATS)
 
 
 class FormatError(BadInputError):
-    """The bytes are not a document R42 can read (unsupported, corrupt, binary, no text)."""
+    """The bytes are not a document R42 can read (unsupported, corrupt, binary, no text).
+
+    `kind` says which, for surfaces that word the message themselves (Slack is Dutch):
+    unsupported, binary, corrupt, encrypted, no_text.
+    """
+
+    def __init__(self, message: str, *, kind: str = "corrupt") -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 class EmptyDocumentError(BadInputError):
@@ -86,19 +94,20 @@ def detect_format(data: bytes, name: str) -> str:
         if suffix == ".docx" or b"word/document.xml" in data[:65536] or b"word/" in data:
             return "docx"
         raise FormatError(f"{name}: unsupported format (a ZIP archive); supported: "
-                          f"{supported_list()}")  # fmt: skip
+                          f"{supported_list()}", kind="unsupported")  # fmt: skip
     if sniffed == "rtf":
         raise FormatError(f"{name}: unsupported format RTF; supported: {supported_list()} "
-                          "(save it as DOCX or PDF)")  # fmt: skip
+                          "(save it as DOCX or PDF)", kind="unsupported")  # fmt: skip
     if suffix in (".pdf", ".docx") and sniffed is None:
         raise FormatError(f"{name} is not a valid {suffix[1:].upper()} file")
     if sniffed == "binary" and suffix not in (".pdf", ".docx"):
         raise FormatError(f"{name} is a binary file (an image or an old Office document); "
-                          f"supported: {supported_list()}")  # fmt: skip
+                          f"supported: {supported_list()}", kind="binary")  # fmt: skip
     if suffix in SUFFIX_FORMATS:
         return SUFFIX_FORMATS[suffix]
     what = suffix or "without a suffix"
-    raise FormatError(f"{name}: unsupported format {what}; supported: {supported_list()}")
+    raise FormatError(f"{name}: unsupported format {what}; supported: {supported_list()}",
+                      kind="unsupported")  # fmt: skip
 
 
 def read_document(data: bytes, *, name: str, max_bytes: int) -> Document:

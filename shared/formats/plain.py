@@ -29,7 +29,7 @@ def decode_text(data: bytes, *, name: str) -> tuple[str, str | None]:
                                   f"valid {encoding} text") from None  # fmt: skip
     if b"\x00" in data:
         raise FormatError(f"{name} is a binary file (it contains NUL bytes); supported: text, "
-                          "Markdown, HTML, PDF, DOCX")  # fmt: skip
+                          "Markdown, HTML, PDF, DOCX", kind="binary")  # fmt: skip
     try:
         return _checked(data.decode("utf-8"), name=name), None
     except UnicodeDecodeError as exc:
@@ -42,7 +42,7 @@ def _checked(text: str, *, name: str) -> str:
     controls = sum(1 for ch in text if ord(ch) < 32 and ch not in _ALLOWED_CONTROLS)
     if controls > _MAX_CONTROL_SHARE * max(len(text), 1):
         raise FormatError(f"{name} looks like a binary file (control characters); "
-                          "supported: text, Markdown, HTML, PDF, DOCX")  # fmt: skip
+                          "supported: text, Markdown, HTML, PDF, DOCX", kind="binary")  # fmt: skip
     return text
 
 

@@ -205,6 +205,7 @@ def test_sync_handbook_from_the_command_line(tmp_path: Path) -> None:
         second = invoke("sync-handbook", env=env)
     assert first.exit_code == 0 and "synced    docs/rollen.md" in first.output
     assert second.exit_code == 0 and "unchanged docs/rollen.md" in second.output
+    assert "(1 GitHub request(s))" in second.output  # the tree's 304, nothing else
     teamlead = query(lambda s: s.topics.get("teamlead"))
     assert teamlead is not None and teamlead.metadata.source == "github_handbook"
 

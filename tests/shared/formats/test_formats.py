@@ -99,8 +99,9 @@ def test_pdf_text_layer_compressed_and_uncompressed() -> None:
 
 
 def test_pdf_without_text_layer_or_broken_is_a_clear_error() -> None:
-    with pytest.raises(FormatError, match=r"no text layer.*OCR"):
+    with pytest.raises(FormatError, match=r"no text layer.*OCR") as caught:
         read_document(pdf_bytes([], []), name="scan.pdf", max_bytes=LIMIT)
+    assert caught.value.kind == "no_text"
     with pytest.raises(FormatError, match="not a readable PDF"):
         read_document(b"%PDF-1.7\n\x00\x01\x02 broken", name="kapot.pdf", max_bytes=LIMIT)
     with pytest.raises(FormatError, match="not a valid PDF"):
@@ -123,8 +124,9 @@ def test_docx_headings_lists_and_tables() -> None:
 
 
 def test_unsupported_formats_name_what_is_supported() -> None:
-    with pytest.raises(FormatError, match=r"unsupported format RTF; supported: \.md"):
+    with pytest.raises(FormatError, match=r"unsupported format RTF; supported: \.md") as caught:
         read_document(rb"{\rtf1\ansi Hallo}", name="brief.rtf", max_bytes=LIMIT)
+    assert caught.value.kind == "unsupported"
     with pytest.raises(FormatError, match=r"unsupported format \.xlsx; supported: .*\.docx"):
         read_document(b"a,b", name="cijfers.xlsx", max_bytes=LIMIT)
     with pytest.raises(FormatError, match="binary file"):
