@@ -29,6 +29,7 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -39,10 +40,9 @@ import nats  # noqa: E402
 
 import services.extractor.merge as merge_module  # noqa: E402
 import services.extractor.pipeline as pipeline_module  # noqa: E402
-from services.extractor.app import build_hooks, deps_of  # noqa: E402
-from services.extractor.config import ExtractorSettings  # noqa: E402
+from services.extractor.app import build, deps_of  # noqa: E402
+from services.extractor.config import ExtractOptions, ExtractorSettings  # noqa: E402
 from services.extractor.local import ingest_locally  # noqa: E402
-from services.extractor.pipeline import ExtractOptions  # noqa: E402
 from services.extractor.prompts import split_document_message  # noqa: E402
 from services.extractor.uploads import register_upload  # noqa: E402
 from shared.bus import parse_event, publish_event  # noqa: E402
@@ -124,9 +124,8 @@ async def bus_run(url: str, data: Path, chunks: int, run: int) -> tuple[float, d
     settings = build_settings(nats_url=url, store=f"sqlite:///{data / f'bus{run}.db'}",
                               llm="offline", limiter="off")  # fmt: skip
     ext = ExtractorSettings(sample_handbook=False, max_chunk_chars=CHUNK_CHARS, overlap_chars=0)
-    register, on_started = build_hooks(ext)
     ns = f"bench{run}"
-    ctx = await start_service("extractor", register=register, on_started=on_started,
+    ctx = await start_service("extractor", build=partial(build, extractor=ext),
                               settings=settings, namespace=ns)  # fmt: skip
     get_runtime().provider = InstantProvider()  # the real call_llm, an instant model
     deps = deps_of(ctx)

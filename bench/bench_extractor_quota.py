@@ -31,6 +31,7 @@ import logging
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 import nats  # noqa: E402
 
-from services.extractor.app import build_hooks, deps_of  # noqa: E402
+from services.extractor.app import build, deps_of  # noqa: E402
 from services.extractor.config import ExtractorSettings  # noqa: E402
 from services.extractor.offline import derive_graph  # noqa: E402
 from services.extractor.prompts import split_document_message  # noqa: E402
@@ -91,8 +92,7 @@ async def run(chunks: int) -> None:
                                   anthropic_api_key=API_KEY, limiter="off")  # fmt: skip
         ext = ExtractorSettings(sample_handbook=False, max_chunk_chars=CHUNK_CHARS,
                                 overlap_chars=0)  # fmt: skip
-        register, on_started = build_hooks(ext)
-        ctx = await start_service("extractor", register=register, on_started=on_started,
+        ctx = await start_service("extractor", build=partial(build, extractor=ext),
                                   settings=settings, namespace="quota")  # fmt: skip
         limiter = await open_limiter(mode="nats", nats_url=server.url, config=limiter_config(),
                                      bucket="bench_quota")  # fmt: skip

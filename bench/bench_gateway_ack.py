@@ -122,8 +122,7 @@ async def main(concurrency: int, model_delay: float) -> int:
         mode = Mode("http", host="127.0.0.1", port=0)
         content = await start_service(
             "content",
-            register=content_app.register,
-            on_started=content_app.on_started,
+            build=content_app.build,
             settings=settings,
         )
         gateway = await start_service(

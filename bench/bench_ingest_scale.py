@@ -25,11 +25,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from services.extractor.local import ingest_locally  # noqa: E402
-from services.extractor.offline import register_offline_handlers  # noqa: E402
-from services.extractor.pipeline import ExtractOptions  # noqa: E402
+from services.extractor.offline import offline_plans  # noqa: E402
+from services.extractor.config import ExtractOptions  # noqa: E402
 from services.extractor.uploads import register_upload  # noqa: E402
 from shared.config import build_settings  # noqa: E402
-from shared.llm import MemorySink, configure_llm  # noqa: E402
+from shared.llm import MemorySink, OfflineProvider, configure_llm  # noqa: E402
 from shared.store import Relation, Store, Topic, open_store  # noqa: E402
 
 GOAL = 1.5
@@ -76,8 +76,8 @@ async def one_run(store: Store, run: int) -> float:
 
 async def main(big: int, runs: int) -> int:
     logging.disable(logging.WARNING)
-    configure_llm(build_settings(llm="offline"), sink=MemorySink())
-    register_offline_handlers()
+    configure_llm(build_settings(llm="offline"), sink=MemorySink(),
+                  provider=OfflineProvider(offline_plans()))  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         small_store = await open_store(f"sqlite:///{Path(tmp) / 'small.db'}")
         big_store = await open_store(f"sqlite:///{Path(tmp) / 'big.db'}")

@@ -37,9 +37,9 @@ from services.quiz.prompts import parse_request  # noqa: E402
 from shared.config import build_settings  # noqa: E402
 from shared.llm import (  # noqa: E402
     MemorySink,
+    OfflinePlans,
     OfflineRequest,
     configure_llm,
-    register_offline_handler,
     reset_llm,
 )
 from shared.store import Store, Topic, open_store  # noqa: E402
@@ -116,8 +116,8 @@ async def generate_all(store: Store, topics: list[Topic], rng: random.Random) ->
 
 async def main() -> int:
     model = RecordingModel()
-    configure_llm(build_settings(llm="offline"), sink=MemorySink())
-    register_offline_handler(TOOL_NAME, model)
+    configure_llm(build_settings(llm="offline"), sink=MemorySink(),
+                  offline_plans=OfflinePlans(tools={TOOL_NAME: model}))  # fmt: skip
     broken: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
         store = await open_store(f"sqlite:///{tmp}/bench.db")

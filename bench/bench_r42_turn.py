@@ -100,8 +100,7 @@ async def run(turns: int) -> int:
             questions = await seed(url, rng)
             settings = build_settings(nats_url=server.url, store=url, llm="offline",
                                       limiter="off", data_dir=Path(tmp))  # fmt: skip
-            ctx = await start_service("r42", register=r42_app.register,
-                                      on_started=r42_app.on_started, settings=settings)  # fmt: skip
+            ctx = await start_service("r42", build=r42_app.build, settings=settings)
             client = build_broker(server.url, name="bench-r42-client")
             await start_broker(client)
 

@@ -25,10 +25,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from services.extractor.handbook import TREE_CACHE, sync_handbook  # noqa: E402
-from services.extractor.offline import register_offline_handlers  # noqa: E402
-from services.extractor.pipeline import ExtractOptions  # noqa: E402
+from services.extractor.offline import offline_plans  # noqa: E402
+from services.extractor.config import ExtractOptions  # noqa: E402
 from shared.config import build_settings  # noqa: E402
-from shared.llm import MemorySink, configure_llm  # noqa: E402
+from shared.llm import MemorySink, OfflineProvider, configure_llm  # noqa: E402
 from shared.store import Store, open_store  # noqa: E402
 from tests.services.extractor.fake_github import FakeGitHub  # noqa: E402
 
@@ -61,8 +61,8 @@ async def timed_sync(store: Store, github: FakeGitHub, settings: Any) -> tuple[A
 
 async def main(files: int) -> int:
     logging.disable(logging.WARNING)
-    configure_llm(build_settings(llm="offline"), sink=MemorySink())
-    register_offline_handlers()
+    configure_llm(build_settings(llm="offline"), sink=MemorySink(),
+                  provider=OfflineProvider(offline_plans()))  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp, FakeGitHub() as github:
         github.rate_limit = 1_000_000
         github.files = handbook(files)

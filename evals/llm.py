@@ -16,6 +16,8 @@ from shared.llm import (
     LimiterConfig,
     LLMCallRecord,
     MemorySink,
+    OfflinePlans,
+    OfflineProvider,
     Provider,
     ProviderReply,
     ProviderRequest,
@@ -73,6 +75,12 @@ class EvalLlm:
     sink: MemorySink
     limiter: Limiter | None
     models: dict[str, str] = field(default_factory=dict)
+
+    def offline_plans(self, plans: OfflinePlans) -> contextlib.AbstractContextManager[None]:
+        """Let the offline provider play one service's plans for a block (as its host would)."""
+        if isinstance(self.recorder.inner, OfflineProvider):
+            return self.recorder.inner.using(plans)
+        return contextlib.nullcontext()
 
     def records_since(self, mark: int) -> list[LLMCallRecord]:
         """Telemetry records emitted after `mark` (a length of sink.records)."""

@@ -29,7 +29,6 @@ from evals.kb import load_handbook, temp_store
 from evals.suite import MetricSpec, SuiteContext, SuiteOutcome, Tally
 from shared.bus import ChatReply, ChatRequest, Proposal
 from shared.errors import BadInputError
-from shared.llm import unregister_offline_handler
 from shared.store import QuizAttempt, Store, TopicType
 
 if TYPE_CHECKING:
@@ -209,18 +208,8 @@ def _check_tools(golden: ChatGolden, known: set[str]) -> None:
 
 async def run(ctx: SuiteContext) -> SuiteOutcome:
     """Play every script and score the replies."""
-    from services.r42.tools import LOOKUP_TOOL_NAME, PROPOSE_TOOL_NAME
-
-    try:
-        return await _run(ctx)
-    finally:
-        for name in (LOOKUP_TOOL_NAME, PROPOSE_TOOL_NAME):
-            unregister_offline_handler(name)  # registered for this run only
-
-
-async def _run(ctx: SuiteContext) -> SuiteOutcome:
     from services.r42.knowledge import KbCache
-    from services.r42.offline import register_offline_handlers
+    from services.r42.offline import offline_plans
     from services.r42.tools import TOOLS
 
     path = ctx.data_dir / "golden.yaml"
@@ -231,12 +220,13 @@ async def _run(ctx: SuiteContext) -> SuiteOutcome:
     async with temp_store(ctx.workdir, NAME) as store:
         await load_handbook(store)
         kb = KbCache(store)
-        register_offline_handlers(lambda: kb.current)  # as services.r42.app does
         player = _Player(ctx=ctx, store=store, kb=kb, golden=golden)
         try:
-            for script in scripts:
-                for number, turn in enumerate(script.turns, start=1):
-                    outcome.fail(f"{script.id} #{number}", await player.play(script, turn))
+            # As the r42 service's host injects them.
+            with ctx.llm.offline_plans(offline_plans(lambda: kb.current)):
+                for script in scripts:
+                    for number, turn in enumerate(script.turns, start=1):
+                        outcome.fail(f"{script.id} #{number}", await player.play(script, turn))
             stamped = await _stamped(store, player.proposals)
         finally:
             await kb.aclose()

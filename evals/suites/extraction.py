@@ -24,7 +24,6 @@ from evals.golden import (
 )
 from evals.kb import temp_store
 from evals.suite import MetricSpec, SuiteContext, SuiteOutcome, Tally
-from shared.llm import unregister_offline_handler
 from shared.store import Store, Topic, TopicType
 
 NAME = "extraction"
@@ -90,9 +89,8 @@ class ExtractionGolden(Strict):
 
 async def _extract(ctx: SuiteContext, store: Store, case: ExtractionCase) -> list[str]:
     """Upload and extract a case's documents; returns the reasons any source did not complete."""
-    from services.extractor.config import build_extractor_settings
+    from services.extractor.config import ExtractOptions, build_extractor_settings
     from services.extractor.local import ingest_locally
-    from services.extractor.pipeline import ExtractOptions
     from services.extractor.uploads import register_upload
 
     overrides = {}
@@ -161,19 +159,10 @@ def graph_problems(
 
 async def run(ctx: SuiteContext) -> SuiteOutcome:
     """Extract every case and score the graphs."""
-    from services.extractor.offline import register_offline_handlers
-    from services.extractor.tools import (
-        EMIT_GRAPH_ACTIONS,
-        EMIT_HANDBOOK_DELTA,
-        EMIT_KNOWLEDGE_GRAPH,
-    )
+    from services.extractor.offline import offline_plans
 
-    register_offline_handlers()  # as the extractor service does at start-up
-    try:
+    with ctx.llm.offline_plans(offline_plans()):  # as the extractor's host injects them
         return await _run(ctx)
-    finally:
-        for tool in (EMIT_KNOWLEDGE_GRAPH, EMIT_HANDBOOK_DELTA, EMIT_GRAPH_ACTIONS):
-            unregister_offline_handler(tool.name)
 
 
 async def _run(ctx: SuiteContext) -> SuiteOutcome:

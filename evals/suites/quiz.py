@@ -22,7 +22,6 @@ from evals.kb import load_handbook, temp_store
 from evals.suite import MetricSpec, SuiteContext, SuiteOutcome
 from shared.errors import BadInputError
 from shared.kb import fold_text
-from shared.llm import unregister_offline_handler
 from shared.store import QuizQuestion, normalise_question_key
 
 NAME = "quiz"
@@ -98,23 +97,19 @@ def _model_positions(tool_uses: list[dict]) -> list[int]:
 
 async def run(ctx: SuiteContext) -> SuiteOutcome:
     """Generate a batch per golden topic and score the banks against the rubric."""
-    from services.quiz.models import TOOL_NAME
+    from services.quiz.offline import offline_plans
 
-    try:
+    with ctx.llm.offline_plans(offline_plans()):  # as the quiz service's host injects them
         return await _run(ctx)
-    finally:
-        unregister_offline_handler(TOOL_NAME)  # registered for this run only
 
 
 async def _run(ctx: SuiteContext) -> SuiteOutcome:
     from services.quiz.generation import generate_questions
-    from services.quiz.offline import register_offline_questions
     from services.quiz.prompts import PROMPT_VERSION
 
     path = ctx.data_dir / "golden.yaml"
     golden = parse_model(QuizGolden, read_yaml(path), where=str(path))
     topic_ids = golden.topics[: ctx.limit] if ctx.limit else golden.topics
-    register_offline_questions()  # as the quiz service does at start-up
     rng = random.Random(ctx.seed)
     outcome = SuiteOutcome(metrics={}, cases=len(topic_ids))
     stored: list[QuizQuestion] = []

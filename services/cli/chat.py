@@ -95,15 +95,14 @@ def context_command(
 
 async def _ask(url: str, request: ChatRequest) -> ChatReply:
     from services.r42.knowledge import KbCache
-    from services.r42.offline import register_offline_handlers
+    from services.r42.offline import offline_plans
     from services.r42.turn import chat_turn
     from shared.llm import configure_llm, reset_llm
 
     settings = build_settings(store=url)
-    runtime = configure_llm(settings)
     store = await open_store(url)
     kb = KbCache(store)
-    register_offline_handlers(lambda: kb.current)
+    runtime = configure_llm(settings, offline_plans=offline_plans(lambda: kb.current))
     try:
         return await chat_turn(store=store, kb=kb, request=request, admins=settings.admins)
     finally:

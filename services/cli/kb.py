@@ -16,6 +16,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from shared.bus import Event
+from shared.bus import request as rpc_request
+from shared.bus.extractor_rpc import KB_IMPORT_SUBJECT, KbImportReply, KbImportRequest
 from shared.config import build_settings
 from shared.errors import R42Error
 from shared.store import (
@@ -24,7 +27,6 @@ from shared.store import (
     Store,
     describe_validation,
     export_kb,
-    import_kb,
     kb_stats,
     open_store,
     read_kb_file,
@@ -124,15 +126,43 @@ def import_command(
         fail(str(exc))
     url = store_url(store)
     err = Console(stderr=True, highlight=False)
-    plan = run_on_store(url, lambda s: import_kb(s, doc, skip_invalid=skip_invalid))
-    if plan.problems:
-        err.print(
-            problems_table(plan.problems, title=f"Skipped {len(plan.problems)} invalid row(s)")
-        )
+    try:
+        reply, where = asyncio.run(_import(doc, skip_invalid=skip_invalid, store_option=store))
+    except R42Error as exc:
+        fail(str(exc))
+    problems = [RowProblem(**p.model_dump()) for p in reply.problems]
+    if reply.rejected:
+        err.print(problems_table(problems, title=f"Rejected {len(problems)} invalid row(s)"))
+        fail(str(ImportRejectedError(problems)))
+    if problems:
+        err.print(problems_table(problems, title=f"Skipped {len(problems)} invalid row(s)"))
     Console(highlight=False, soft_wrap=True, markup=False).print(
-        f"imported {len(plan.topics)} topic(s) and {len(plan.relations)} relation(s) "
-        f"into {redact_url(url)}"
+        f"imported {reply.topics} topic(s) and {reply.relations} relation(s) "
+        f"into {redact_url(url) if where is None else where}"
     )
+
+
+async def _import(
+    doc: dict[str, Any], *, skip_invalid: bool, store_option: str | None
+) -> tuple[KbImportReply, str | None]:
+    """Through the KG owner: over the bus when the stack runs, else its code in-process."""
+    from services.extractor.kb_import import answer_import
+    from services.extractor.session import admin_session
+
+    settings = build_settings(**({"store": store_option} if store_option else {}))
+    request = KbImportRequest(doc=doc, skip_invalid=skip_invalid, actor="cli")
+    async with admin_session(settings) as session:
+        if session.broker is not None and store_option is None:
+            reply = await rpc_request(
+                session.broker, KB_IMPORT_SUBJECT, request, response_model=KbImportReply,
+                timeout=60.0, namespace=session.namespace,
+            )  # fmt: skip
+            return reply, "the running stack (the extractor announced kb.updated)"
+
+        async def no_bus(event: Event) -> None:
+            del event  # nothing runs that could hear kb.updated; readers load the store
+
+        return await answer_import(request, store=session.store, publish=no_bus), None
 
 
 def export_command(

@@ -27,7 +27,7 @@ from typer.core import TyperGroup
 
 from services.cli.kb import StoreOption, fail
 from services.content.generate import KINDS, ensure_content, kinds_of, part_of, part_png
-from services.content.offline import register_offline_handlers
+from services.content.offline import offline_plans
 from services.content.refine import refine_article
 from services.content.render import render_infographic_png
 from services.content.stale import find_stale, regenerate
@@ -60,8 +60,7 @@ def _run[T](store_option: str | None, action: Callable[[Store], Awaitable[T]]) -
 
     async def main() -> T:
         sink = MemorySink()
-        runtime = configure_llm(settings, sink=sink)
-        register_offline_handlers()
+        runtime = configure_llm(settings, sink=sink, offline_plans=offline_plans())
         store = await open_store(settings.store_url)
         try:
             return await action(store)

@@ -28,7 +28,7 @@ from services.quiz.attempts import (
 from services.quiz.gate import fold
 from services.quiz.generation import GenerationResult, generate_questions
 from services.quiz.models import MAX_BATCH
-from services.quiz.offline import register_offline_questions
+from services.quiz.offline import offline_plans
 from shared.config import Settings, build_settings
 from shared.errors import R42Error
 from shared.llm import LLMCallRecord, configure_llm, reset_llm
@@ -72,8 +72,7 @@ def run_with_quiz[T](settings: Settings, action: Callable[[Store], Awaitable[T]]
         store = await open_store(settings.store_url)
         sink = StoreSink(store)
         try:
-            configure_llm(settings, sink=sink)
-            register_offline_questions()
+            configure_llm(settings, sink=sink, offline_plans=offline_plans())
             return await action(store)
         finally:
             await sink.drain()

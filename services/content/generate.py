@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from services.content.models import Article, Infographic, LearningBundle, SlideDeck
+from services.content.ports import ContentStore
 from services.content.prompts import (
     PROMPT_VERSION,
     SYSTEM,
@@ -23,7 +24,7 @@ from services.content.render import render_infographic_png
 from services.content.topics import LearningTopic
 from shared.errors import BadInputError
 from shared.llm import LLMValidationError, call_llm
-from shared.store import Content, Store, utcnow
+from shared.store import Content, utcnow
 
 KINDS: tuple[str, ...] = ("article", "slides", "infographic")
 CONTENT_TYPES: tuple[str, ...] = (*KINDS, "all")
@@ -155,7 +156,7 @@ async def _stored_value(
 
 
 async def ensure_content(
-    store: Store, *, topic: LearningTopic, content_type: str, force: bool = False
+    store: ContentStore, *, topic: LearningTopic, content_type: str, force: bool = False
 ) -> Outcome:
     """Make the parts of a content type that are missing or stale (all when forced); cache them."""
     kinds = kinds_of(content_type)

@@ -1,31 +1,37 @@
-"""Thin bus handlers: parse the event, call the service, publish."""
+"""Thin bus handlers: parse the event, call the domain, publish."""
 
 from __future__ import annotations
 
 import logging
 
-from services.content.service import handle_content_requested
+from services.content.ports import ContentStore
+from services.content.rpc import RefineReply, RefineRequest, answer_refine
+from services.content.service import Publish, handle_content_requested
 from services.content.stale import on_kb_updated
-from shared.bus import ContentRequested, Event, KbUpdated, current_delivery, publish_event
-from shared.runtime.service import ServiceContext
+from shared.bus import ContentRequested, KbUpdated, current_delivery
+
+__all__ = ["RefineReply", "content_requested", "kb_updated", "refine"]
 
 log = logging.getLogger(__name__)
 
 
-async def content_requested(event: ContentRequested, *, ctx: ServiceContext) -> None:
+async def content_requested(
+    event: ContentRequested, *, store: ContentStore, publish: Publish
+) -> None:
     """Generate (or reuse) the requested content and publish content.ready."""
     delivery = current_delivery()
-
-    async def publish(ready: Event) -> None:
-        await publish_event(ctx.broker, ready, namespace=ctx.namespace)
-
     await handle_content_requested(
-        event, store=ctx.store, publish=publish, last_attempt=delivery is None or delivery.last
+        event, store=store, publish=publish, last_attempt=delivery is None or delivery.last
     )
 
 
-async def kb_updated(event: KbUpdated, *, ctx: ServiceContext) -> None:
+async def kb_updated(event: KbUpdated, *, store: ContentStore) -> None:
     """Flag content of topics whose label or description changed."""
-    flagged = await on_kb_updated(ctx.store, changed_ids=event.changed_ids)
+    flagged = await on_kb_updated(store, changed_ids=event.changed_ids)
     if flagged:
         log.info("kb.updated %s: content of %d topic(s) is stale", event.kb_hash, len(flagged))
+
+
+async def refine(request: RefineRequest, *, store: ContentStore) -> RefineReply:
+    """rpc.content.refine: an admin's instruction applied as patch operations."""
+    return await answer_refine(request, store=store)

@@ -15,8 +15,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+from services.content.ports import ContentStore
 from shared.errors import TransientError
-from shared.store import Store
 
 LOCKS_KEY = "content.locks"
 DEFAULT_TTL_S = 300.0
@@ -28,7 +28,7 @@ class TopicBusyError(TransientError):
     """Another request is generating this topic's content right now; try again later."""
 
 
-async def try_acquire(store: Store, key: str, owner: str, *, ttl: float) -> bool:
+async def try_acquire(store: ContentStore, key: str, owner: str, *, ttl: float) -> bool:
     """Take the lease on `key` unless someone else holds an unexpired one."""
     taken: list[bool] = []
 
@@ -48,7 +48,7 @@ async def try_acquire(store: Store, key: str, owner: str, *, ttl: float) -> bool
     return taken[0]
 
 
-async def release(store: Store, key: str, owner: str) -> None:
+async def release(store: ContentStore, key: str, owner: str) -> None:
     """Give the lease back (only if this owner still holds it)."""
 
     def drop(current: Any) -> dict[str, Any]:
@@ -62,7 +62,7 @@ async def release(store: Store, key: str, owner: str) -> None:
 
 @asynccontextmanager
 async def topic_lease(
-    store: Store, topic_id: str, *, ttl: float = DEFAULT_TTL_S, wait: float = DEFAULT_WAIT_S
+    store: ContentStore, topic_id: str, *, ttl: float = DEFAULT_TTL_S, wait: float = DEFAULT_WAIT_S
 ) -> AsyncIterator[None]:
     """Hold the topic's lease for the block; TopicBusyError if it stays taken for `wait` s."""
     owner = uuid.uuid4().hex

@@ -29,7 +29,7 @@ from services.content.prompts import (
     INFOGRAPHIC_TOOL,
     SLIDES_TOOL,
 )
-from shared.llm import OfflineRequest, extract_json, register_offline_handler
+from shared.llm import OfflinePlans, OfflineRequest, extract_json
 from shared.llm.providers.offline import split_sentences
 
 _WHY = {
@@ -180,16 +180,22 @@ def _custom(req: OfflineRequest) -> CustomTopic:
     return custom_topic(asked.group(1) if asked else req.user)
 
 
-def register_offline_handlers() -> None:
-    """Register the offline handlers of every content tool (call at start-up)."""
-    register_offline_handler(ARTICLE_TOOL.name, lambda r: article(_topic(r)))
-    register_offline_handler(SLIDES_TOOL.name, lambda r: slides(_topic(r)))
-    register_offline_handler(INFOGRAPHIC_TOOL.name, lambda r: infographic(_topic(r)))
-    register_offline_handler(
-        ALL_TOOL.name,
-        lambda r: LearningBundle(
-            article=article(_topic(r)), slides=slides(_topic(r)), infographic=infographic(_topic(r))
-        ),
+def offline_plans() -> OfflinePlans:
+    """The offline provider's stand-ins for every content tool."""
+
+    def bundle(r: OfflineRequest) -> LearningBundle:
+        topic = _topic(r)
+        return LearningBundle(
+            article=article(topic), slides=slides(topic), infographic=infographic(topic)
+        )
+
+    return OfflinePlans(
+        tools={
+            ARTICLE_TOOL.name: lambda r: article(_topic(r)),
+            SLIDES_TOOL.name: lambda r: slides(_topic(r)),
+            INFOGRAPHIC_TOOL.name: lambda r: infographic(_topic(r)),
+            ALL_TOOL.name: bundle,
+            CUSTOM_TOPIC_TOOL.name: _custom,
+            PATCH_TOOLS[0].name: _set_intro,
+        }
     )
-    register_offline_handler(CUSTOM_TOPIC_TOOL.name, _custom)
-    register_offline_handler(PATCH_TOOLS[0].name, _set_intro)

@@ -7,11 +7,12 @@ from dataclasses import dataclass
 from services.content.generate import part_meta, read_part
 from services.content.models import Article
 from services.content.patches import PATCH_TOOLS, apply_and_validate
+from services.content.ports import ContentStore
 from services.content.prompts import REFINE_PROMPT_VERSION, REFINE_SYSTEM, refine_message
 from services.content.topics import LearningTopic, find_topic
 from shared.errors import BadInputError, NotFoundError
 from shared.llm import call_llm
-from shared.store import Store, utcnow
+from shared.store import utcnow
 
 MAX_INSTRUCTION_CHARS = 4000
 
@@ -27,7 +28,7 @@ class Refinement:
 
 
 async def refine_article(
-    store: Store, *, topic_ref: str, instruction: str, admin: str
+    store: ContentStore, *, topic_ref: str, instruction: str, admin: str
 ) -> Refinement:
     """Ask the model for patches to a topic's article, apply them all or none, and store."""
     instruction = instruction.strip()

@@ -6,15 +6,15 @@ replies; a missing topic or article is bad input (the requester is told why).
 
 from __future__ import annotations
 
+from services.content.ports import ContentStore
 from services.content.refine import refine_article
 from shared.bus.content_rpc import REFINE_SUBJECT, RefineReply, RefineRequest
 from shared.errors import BadInputError, NotFoundError
-from shared.store import Store
 
 __all__ = ["REFINE_SUBJECT", "RefineReply", "RefineRequest", "answer_refine"]
 
 
-async def answer_refine(request: RefineRequest, *, store: Store) -> RefineReply:
+async def answer_refine(request: RefineRequest, *, store: ContentStore) -> RefineReply:
     """Refine for an admin; anyone else is refused before any model call."""
     if not request.is_admin:
         raise BadInputError("only admins can refine learning content")

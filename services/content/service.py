@@ -15,10 +15,11 @@ from typing import Any
 
 from services.content.generate import ensure_content
 from services.content.locks import DEFAULT_WAIT_S, topic_lease
+from services.content.ports import ContentStore
 from services.content.topics import resolve_or_create
 from shared.bus import ContentReady, ContentRequested, Event, derived_event_id
 from shared.errors import R42Error, is_transient
-from shared.store import Store, utcnow
+from shared.store import utcnow
 
 log = logging.getLogger(__name__)
 
@@ -30,13 +31,13 @@ _MAX_ERROR = 4000
 Publish = Callable[[Event], Awaitable[Any]]
 
 
-async def handled_outcome(store: Store, event_id: str) -> dict[str, Any] | None:
+async def handled_outcome(store: ContentStore, event_id: str) -> dict[str, Any] | None:
     """What a request with this event id produced, if it was handled before."""
     records = await store.settings.get(HANDLED_KEY, []) or []
     return next((r for r in records if r.get("event_id") == event_id), None)
 
 
-async def remember(store: Store, record: dict[str, Any]) -> None:
+async def remember(store: ContentStore, record: dict[str, Any]) -> None:
     """Record a handled request (bounded: the oldest are forgotten)."""
 
     def add(current: Any) -> list[dict[str, Any]]:
@@ -86,7 +87,7 @@ async def _answer_again(
 async def handle_content_requested(
     event: ContentRequested,
     *,
-    store: Store,
+    store: ContentStore,
     publish: Publish,
     last_attempt: bool = True,
     lease_wait: float = DEFAULT_WAIT_S,

@@ -14,9 +14,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from services.content.generate import KINDS, ensure_content, part_meta, part_of, stale_reasons
+from services.content.ports import ContentStore
 from services.content.topics import LearningTopic, custom_topics, from_kg, get_topic
 from shared.errors import R42Error
-from shared.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ class RegenResult:
     error: str | None = None
 
 
-async def _known_topics(store: Store) -> dict[str, LearningTopic]:
+async def _known_topics(store: ContentStore) -> dict[str, LearningTopic]:
     known = {t.id: from_kg(t) for t in await store.topics.list()}
     for topic_id in await custom_topics(store):
         if topic_id not in known:
@@ -50,7 +50,7 @@ async def _known_topics(store: Store) -> dict[str, LearningTopic]:
     return known
 
 
-async def find_stale(store: Store) -> list[StaleItem]:
+async def find_stale(store: ContentStore) -> list[StaleItem]:
     """Every stale part, by topic id then kind (reads only)."""
     known = await _known_topics(store)
     items: list[StaleItem] = []
@@ -66,7 +66,7 @@ async def find_stale(store: Store) -> list[StaleItem]:
     return items
 
 
-async def mark_stale_content(store: Store) -> list[StaleItem]:
+async def mark_stale_content(store: ContentStore) -> list[StaleItem]:
     """Flag every row with a stale part (service start-up); returns the stale parts."""
     items = await find_stale(store)
     if items:
@@ -74,7 +74,7 @@ async def mark_stale_content(store: Store) -> list[StaleItem]:
     return items
 
 
-async def on_kb_updated(store: Store, *, changed_ids: Sequence[str]) -> list[str]:
+async def on_kb_updated(store: ContentStore, *, changed_ids: Sequence[str]) -> list[str]:
     """Flag content of changed topics whose text differs from generation (all if none given)."""
     ids: Iterable[str] = changed_ids or sorted(
         (await store.topics.ids()) | set(await custom_topics(store))
@@ -98,7 +98,7 @@ async def on_kb_updated(store: Store, *, changed_ids: Sequence[str]) -> list[str
 
 
 async def regenerate(
-    store: Store, *, topic_ids: Sequence[str] = (), stale_only: bool = False
+    store: ContentStore, *, topic_ids: Sequence[str] = (), stale_only: bool = False
 ) -> list[RegenResult]:
     """Regenerate stale parts (stale_only) or every stored part of the given topics."""
     stale = await find_stale(store) if stale_only else []

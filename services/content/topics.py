@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from services.content.models import CustomTopic
+from services.content.ports import ContentStore
 from services.content.prompts import (
     CUSTOM_TOPIC_PROMPT_VERSION,
     CUSTOM_TOPIC_SYSTEM,
@@ -24,7 +25,7 @@ from shared.errors import BadInputError
 from shared.kb import fold_text, is_kebab_id, to_kebab_id
 from shared.kb.models import MAX_ID_CHARS
 from shared.llm import call_llm
-from shared.store import Store, Suggestion, Topic, utcnow
+from shared.store import Suggestion, Topic, utcnow
 
 CUSTOM_TOPICS_KEY = "content.custom_topics"
 MAX_REQUEST_CHARS = 200
@@ -72,12 +73,12 @@ def _from_record(record: dict[str, Any]) -> LearningTopic:
     )  # fmt: skip
 
 
-async def custom_topics(store: Store) -> dict[str, dict[str, Any]]:
+async def custom_topics(store: ContentStore) -> dict[str, dict[str, Any]]:
     """Every custom topic record by id."""
     return dict(await store.settings.get(CUSTOM_TOPICS_KEY, {}) or {})
 
 
-async def get_topic(store: Store, topic_id: str) -> LearningTopic | None:
+async def get_topic(store: ContentStore, topic_id: str) -> LearningTopic | None:
     """A topic by exact id: the KG first, then the custom topics."""
     if is_kebab_id(topic_id):
         topic = await store.topics.get(topic_id)
@@ -87,7 +88,7 @@ async def get_topic(store: Store, topic_id: str) -> LearningTopic | None:
     return _from_record(record) if record else None
 
 
-async def find_topic(store: Store, ref: str) -> LearningTopic | None:
+async def find_topic(store: ContentStore, ref: str) -> LearningTopic | None:
     """Resolve a reference: id, kebab id of the text, label or earlier request (case-folded)."""
     ref = ref.strip()
     if not ref:
@@ -104,7 +105,7 @@ async def find_topic(store: Store, ref: str) -> LearningTopic | None:
     return await _by_label(store, ref)
 
 
-async def _by_label(store: Store, text: str) -> LearningTopic | None:
+async def _by_label(store: ContentStore, text: str) -> LearningTopic | None:
     wanted = _fold(text)
     for topic in await store.topics.list():
         if _fold(topic.label) == wanted:
@@ -145,7 +146,7 @@ async def polish_request(request_text: str) -> tuple[CustomTopic, bool]:
 
 
 async def create_custom_topic(
-    store: Store, *, request_text: str, requested_by: str
+    store: ContentStore, *, request_text: str, requested_by: str
 ) -> LearningTopic:
     """Polish a learning request into a custom topic, store it and file it as a suggestion."""
     text = " ".join(request_text.split())
@@ -197,7 +198,7 @@ async def create_custom_topic(
     return topic
 
 
-async def resolve_or_create(store: Store, *, ref: str, requested_by: str) -> LearningTopic:
+async def resolve_or_create(store: ContentStore, *, ref: str, requested_by: str) -> LearningTopic:
     """The topic a request names; free text that matches nothing becomes a custom topic."""
     found = await find_topic(store, ref)
     if found is not None:

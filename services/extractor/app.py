@@ -1,4 +1,4 @@
-"""Wiring of the extractor service: subscribers, the cancel broadcast, the sample handbook.
+"""Wiring of the extractor service (the KG owner): subscribers, cancels, sync rpc, sample.
 
 Crash safety: a source.uploaded message is acknowledged only when its LLM step has ended.
 While it works, shared.bus's consumer sends in-progress signals every ack_wait/3, so a
@@ -14,42 +14,45 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
 from services.extractor import handlers
 from services.extractor.cancel import SourceTasks
 from services.extractor.config import ExtractorSettings, build_extractor_settings
-from services.extractor.handlers import ExtractorDeps
-from services.extractor.offline import register_offline_handlers
+from services.extractor.handlers import ExtractorDeps, source_failed
+from services.extractor.kb_import import answer_import
+from services.extractor.offline import offline_plans
 from services.extractor.outcomes import ACTOR
 from services.extractor.sync_rpc import answer_sync
 from services.extractor.uploads import read_upload, register_upload, sha256_text
 from shared.bus import (
     ChunkExtracted,
-    Event,
     KbDeltaDecided,
     KbDeltaProposed,
     SourceCancelled,
     SourceUploaded,
-    ns_subject,
-    parse_event,
-    publish_event,
-    serve_rpc,
-    subscribe_event,
 )
 from shared.bus.extractor_rpc import (
+    KB_IMPORT_SUBJECT,
     SYNC_HANDBOOK_SUBJECT,
     HandbookSyncReply,
     HandbookSyncRequest,
+    KbImportReply,
+    KbImportRequest,
 )
-from shared.errors import BadInputError, R42Error
-from shared.runtime.service import ServiceContext, service_main
+from shared.errors import R42Error
+from shared.runtime.service import (
+    Broadcast,
+    Rpc,
+    ServiceContext,
+    ServiceSpec,
+    Subscription,
+    service_main,
+)
 from shared.store import describe_validation
 
 log = logging.getLogger(__name__)
@@ -57,7 +60,6 @@ log = logging.getLogger(__name__)
 NAME = "extractor"
 SAMPLE_FLAG = "extractor.sample_handbook"
 SAMPLE_PREFIX = "sample-"
-Hook = Callable[[ServiceContext], Awaitable[None]]
 
 
 def sample_handbook_dir() -> Path:
@@ -67,83 +69,62 @@ def sample_handbook_dir() -> Path:
 
 def deps_of(ctx: ServiceContext) -> ExtractorDeps:
     """The extractor's handler dependencies on a running service."""
-    deps = ctx.extras.get("extractor")
+    deps = ctx.spec.deps if ctx.spec is not None else None
     if not isinstance(deps, ExtractorDeps):
-        raise R42Error("the extractor is not registered on this service context")
+        raise R42Error("the extractor is not running on this service context")
     return deps
 
 
-def build_hooks(extractor: ExtractorSettings | None = None) -> tuple[Hook, Hook]:
-    """`register` and `on_started` for start_service (settings from the env by default)."""
+def build(
+    ctx: ServiceContext, *, extractor: ExtractorSettings | None = None
+) -> ServiceSpec[ExtractorDeps]:
+    """The KG owner's consumers, the cancel broadcast, sync and import rpcs, the sample."""
+    ext = extractor or build_extractor_settings()
+    deps = ExtractorDeps(store=ctx.store, publish=ctx.publish, limiter=ctx.limiter,
+                         settings=ctx.settings, extractor=ext, tasks=SourceTasks())  # fmt: skip
+    sub = partial(Subscription, max_deliver=ext.max_deliver, ack_wait=ext.ack_wait_s)
+    sync_lock = asyncio.Lock()
 
-    async def register(ctx: ServiceContext) -> None:
-        ext = extractor or build_extractor_settings()
-        register_offline_handlers()
+    async def on_sync(request: HandbookSyncRequest) -> HandbookSyncReply:
+        return await answer_sync(request, deps=deps, lock=sync_lock)
 
-        async def publish(event: Event) -> None:
-            await publish_event(ctx.broker, event, namespace=ctx.namespace)
+    async def on_import(request: KbImportRequest) -> KbImportReply:
+        return await answer_import(request, store=deps.store, publish=deps.publish)
 
-        deps = ExtractorDeps(store=ctx.store, publish=publish, limiter=ctx.limiter,
-                             settings=ctx.settings, extractor=ext, tasks=SourceTasks())  # fmt: skip
-        ctx.extras["extractor"] = deps
-        common: dict[str, Any] = {
-            "namespace": ctx.namespace,
-            "actor": ACTOR,
-            "max_deliver": ext.max_deliver,
-            "ack_wait": ext.ack_wait_s,
-        }
-        subscribe_event(ctx.broker, SourceUploaded, durable="extractor-sources",
-                        handler=partial(handlers.on_source_uploaded, deps),
-                        max_workers=ext.source_workers, **common)  # fmt: skip
-        subscribe_event(ctx.broker, SourceCancelled, durable="extractor-cancel",
-                        handler=partial(handlers.on_source_cancelled, deps), **common)  # fmt: skip
-        subscribe_event(ctx.broker, ChunkExtracted, durable="extractor-merge",
-                        handler=partial(handlers.on_chunk_extracted, deps), **common)  # fmt: skip
-        subscribe_event(ctx.broker, KbDeltaDecided, durable="extractor-deltas",
-                        handler=partial(handlers.on_delta_decided, deps), **common)  # fmt: skip
-        subscribe_event(ctx.broker, KbDeltaProposed, durable="extractor-proposals",
-                        handler=partial(handlers.on_delta_proposed, deps), **common)  # fmt: skip
+    async def on_cancel_broadcast(event: SourceCancelled) -> None:
+        deps.tasks.cancel(event.source_id)  # the worker running it may be this replica
 
-    async def on_started(ctx: ServiceContext) -> None:
-        await listen_for_cancels(ctx)
-        sync_lock = asyncio.Lock()
+    async def sample() -> None:
+        await ingest_sample_handbook_if_first_start(deps)
 
-        async def on_sync(request: HandbookSyncRequest) -> HandbookSyncReply:
-            return await answer_sync(request, deps=deps_of(ctx), lock=sync_lock)
-
-        await serve_rpc(ctx.broker, SYNC_HANDBOOK_SUBJECT, request_model=HandbookSyncRequest,
-                        handler=on_sync, namespace=ctx.namespace, max_concurrency=2)  # fmt: skip
-        await ingest_sample_handbook_if_first_start(ctx)
-
-    return register, on_started
-
-
-async def listen_for_cancels(ctx: ServiceContext) -> None:
-    """Hear every source.cancelled on core NATS (no queue group) and stop the local task."""
-    tasks = deps_of(ctx).tasks
-
-    async def on_message(msg: Any) -> None:
-        try:
-            event = parse_event(msg.subject, msg.data, namespace=ctx.namespace)
-        except BadInputError as exc:
-            log.warning("ignoring a malformed cancel broadcast: %s", exc)
-            return
-        if isinstance(event, SourceCancelled):
-            tasks.cancel(event.source_id)
-
-    subject = ns_subject(SourceCancelled.SUBJECT, ctx.namespace)
-    sub = await ctx.broker.connection.subscribe(subject, cb=on_message)
-    await ctx.broker.connection.flush()
-    ctx.closers.append(sub.unsubscribe)
+    subscriptions = [
+        sub(SourceUploaded, "extractor-sources", partial(handlers.on_source_uploaded, deps),
+            max_workers=ext.source_workers, on_failure=source_failed),
+        sub(SourceCancelled, "extractor-cancel", partial(handlers.on_source_cancelled, deps),
+            on_failure=source_failed),
+        sub(ChunkExtracted, "extractor-merge", partial(handlers.on_chunk_extracted, deps)),
+        sub(KbDeltaDecided, "extractor-deltas", partial(handlers.on_delta_decided, deps)),
+        sub(KbDeltaProposed, "extractor-proposals", partial(handlers.on_delta_proposed, deps)),
+    ]  # fmt: skip
+    return ServiceSpec(
+        deps=deps,
+        subscriptions=subscriptions,
+        broadcasts=[Broadcast(SourceCancelled, on_cancel_broadcast)],
+        rpc=[
+            Rpc(SYNC_HANDBOOK_SUBJECT, HandbookSyncRequest, on_sync, max_concurrency=2),
+            Rpc(KB_IMPORT_SUBJECT, KbImportRequest, on_import, max_concurrency=1),
+        ],
+        on_started=[sample],
+        offline_plans=offline_plans(),
+    )
 
 
-async def ingest_sample_handbook_if_first_start(ctx: ServiceContext) -> int:
+async def ingest_sample_handbook_if_first_start(deps: ExtractorDeps) -> int:
     """On the first start (no sources, flag unset) publish the sample handbook for extraction.
 
     Source ids and event ids derive from the file contents, so a replica racing this one,
     or a restart after a crash half-way, publishes the same events (deduplicated).
     """
-    deps = deps_of(ctx)
     store = deps.store
     if not deps.extractor.sample_handbook or await store.settings.get(SAMPLE_FLAG):
         return 0
@@ -178,5 +159,5 @@ def main() -> None:
     except R42Error as exc:
         print(f"{NAME}: {exc}", file=sys.stderr)
         sys.exit(2)
-    register, on_started = build_hooks(extractor)
-    service_main(NAME, register=register, on_started=on_started, namespace=extractor.bus_namespace)
+    service_main(NAME, build=partial(build, extractor=extractor),
+                 namespace=extractor.bus_namespace)  # fmt: skip

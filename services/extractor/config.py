@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from shared.errors import ConfigError
 from shared.kb import MAX_CHUNK_CHARS, OVERLAP_CHARS
+
+
+@dataclass(frozen=True)
+class ExtractOptions:
+    """Chunking and model settings of one extraction run."""
+
+    max_chunk_chars: int
+    overlap_chars: int
+    output_retries: int = 1
+    max_output_tokens: int = 4096
 
 
 class ExtractorSettings(BaseSettings):
@@ -45,6 +57,14 @@ class ExtractorSettings(BaseSettings):
     sample_handbook: bool = Field(
         default=True, description="Ingest the bundled sample handbook on the first start"
     )
+
+    @property
+    def options(self) -> ExtractOptions:
+        """Chunking and model options of every extraction run (service and CLI alike)."""
+        return ExtractOptions(
+            max_chunk_chars=self.max_chunk_chars, overlap_chars=self.overlap_chars,
+            output_retries=self.output_retries, max_output_tokens=self.max_output_tokens,
+        )  # fmt: skip
 
 
 def build_extractor_settings(**overrides: object) -> ExtractorSettings:

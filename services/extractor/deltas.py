@@ -6,10 +6,11 @@ import logging
 from typing import Literal
 
 from services.extractor.outcomes import Publish, publish_kb_updated
+from services.extractor.ports import ExtractorStore
 from services.extractor.provenance import ADMIN, add_assertions
 from shared.bus import KbDeltaDecided
 from shared.kb import GraphDelta, validate_delta
-from shared.store import KbChanges, Relation, Store, Suggestion, Topic, TopicMetadata
+from shared.store import KbChanges, Relation, Suggestion, Topic, TopicMetadata
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +38,7 @@ def delta_changes(delta: GraphDelta, *, suggestion_id: str, decided_by: str) -> 
 
 
 async def apply_decision(
-    *, store: Store, event: KbDeltaDecided, publish: Publish
+    *, store: ExtractorStore, event: KbDeltaDecided, publish: Publish
 ) -> DecisionOutcome:
     """Apply or reject a suggestion exactly once; a redelivered decision changes nothing.
 

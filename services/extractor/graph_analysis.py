@@ -7,17 +7,18 @@ import uuid
 from services.extractor.graph_plan import GraphPlan, graph_fingerprint, plan_graph_actions
 from services.extractor.outcomes import Publish, publish_kb_updated
 from services.extractor.pipeline import ask_with_output_retries
+from services.extractor.ports import ExtractorStore
 from services.extractor.prompts import GRAPH_SYSTEM, graph_message
 from services.extractor.tools import EMIT_GRAPH_ACTIONS, GraphActions
 from services.extractor.undo import check_bound, record_before_image
 from shared.errors import BadInputError
 from shared.llm import Limiter
-from shared.store import KbChangeResult, Store
+from shared.store import KbChangeResult
 
 MAX_TOPICS = 3000
 
 
-async def analyze_graph(*, store: Store, limiter: Limiter | None) -> GraphPlan:
+async def analyze_graph(*, store: ExtractorStore, limiter: Limiter | None) -> GraphPlan:
     """Ask for clean-up actions over a compact view of the graph; change nothing (dry run)."""
     topics = await store.topics.list()
     relations = await store.relations.list()
@@ -42,7 +43,11 @@ async def analyze_graph(*, store: Store, limiter: Limiter | None) -> GraphPlan:
 
 
 async def apply_graph_plan(
-    *, store: Store, plan: GraphPlan, publish: Publish | None, max_deletions: int | None = None
+    *,
+    store: ExtractorStore,
+    plan: GraphPlan,
+    publish: Publish | None,
+    max_deletions: int | None = None,
 ) -> tuple[KbChangeResult, str | None]:
     """Apply a previewed plan atomically, only if the graph is still what was analysed.
 

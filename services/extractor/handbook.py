@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
+from services.extractor.config import ExtractOptions
 from services.extractor.curation import keep_curated
 from services.extractor.github import GitHubClient, RateLimitedError, RepoFile, TreeListing
 from services.extractor.merge import plan_against_store, relations_for_store, topics_for_store
 from services.extractor.outcomes import Publish, publish_kb_updated
-from services.extractor.pipeline import ExtractOptions, ask_with_output_retries, to_bus_payload
+from services.extractor.pipeline import ask_with_output_retries, to_bus_payload
+from services.extractor.ports import ExtractorStore
 from services.extractor.prompts import HANDBOOK_SYSTEM, PROMPT_VERSION, handbook_message
 from services.extractor.provenance import (
     Retraction,
@@ -37,7 +39,7 @@ from shared.errors import ConfigError, R42Error
 from shared.formats import EmptyDocumentError, FormatError, is_supported, read_document
 from shared.kb import chunk_text
 from shared.llm import Limiter
-from shared.store import KbChanges, Store
+from shared.store import KbChanges
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +114,7 @@ def asserter_of(name: str) -> str:
 
 
 async def extract_handbook_file(
-    *, store: Store, path: str, text: str, limiter: Limiter | None, options: ExtractOptions
+    *, store: ExtractorStore, path: str, text: str, limiter: Limiter | None, options: ExtractOptions
 ) -> tuple[list[Topic], list[ExtractedRelation]]:
     """Every chunk of one file through the forced emit_handbook_delta tool."""
     chunks = chunk_text(
@@ -140,7 +142,7 @@ async def extract_handbook_file(
 
 
 async def merge_file(
-    *, store: Store, name: str, file: RepoFile, topics: list[Topic],
+    *, store: ExtractorStore, name: str, file: RepoFile, topics: list[Topic],
     relations: list[ExtractedRelation],
 ) -> FileOutcome:  # fmt: skip
     """Merge one file's extraction (curated fields kept) and retract what it no longer says."""
@@ -174,7 +176,7 @@ async def merge_file(
 
 async def sync_file(
     *,
-    store: Store,
+    store: ExtractorStore,
     client: GitHubClient,
     file: RepoFile,
     settings: Settings,
@@ -206,7 +208,7 @@ async def sync_file(
     return outcome
 
 
-async def _listing(store: Store, client: GitHubClient, folder: str) -> list[RepoFile]:
+async def _listing(store: ExtractorStore, client: GitHubClient, folder: str) -> list[RepoFile]:
     """The tree (one conditional request; the cached copy when GitHub answers 304)."""
     cache = await store.settings.get(TREE_CACHE) or {}
     valid = cache.get("where") == client.where and cache.get("path") == folder
@@ -223,7 +225,7 @@ async def _listing(store: Store, client: GitHubClient, folder: str) -> list[Repo
 
 
 async def _moves(
-    store: Store, files: list[RepoFile], synced: dict[str, str], root: str
+    store: ExtractorStore, files: list[RepoFile], synced: dict[str, str], root: str
 ) -> tuple[list[FileOutcome], set[str]]:
     """Renames (same blob at a new path) and deletions found in the tree."""
     present = {f.path for f in files}
@@ -251,7 +253,7 @@ async def _moves(
 
 async def sync_handbook(
     *,
-    store: Store,
+    store: ExtractorStore,
     settings: Settings,
     limiter: Limiter | None,
     options: ExtractOptions,

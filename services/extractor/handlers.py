@@ -6,11 +6,11 @@ import logging
 from dataclasses import dataclass
 
 from services.extractor.cancel import SourceTasks
-from services.extractor.config import ExtractorSettings
+from services.extractor.config import ExtractOptions, ExtractorSettings
 from services.extractor.deltas import apply_decision
 from services.extractor.merge import merge_chunk
-from services.extractor.outcomes import Publish, fail_source, mark_cancelled
-from services.extractor.pipeline import ExtractOptions
+from services.extractor.outcomes import ACTOR, Publish, fail_source, mark_cancelled
+from services.extractor.ports import ExtractorStore
 from services.extractor.runner import run_source
 from services.extractor.uploads import sha256_text
 from shared.bus import (
@@ -18,13 +18,15 @@ from shared.bus import (
     KbDeltaDecided,
     KbDeltaProposed,
     SourceCancelled,
+    SourceFailed,
     SourceUploaded,
     current_delivery,
+    derived_event_id,
 )
 from shared.config import Settings
 from shared.errors import BadInputError
 from shared.llm import Limiter
-from shared.store import Source, Store
+from shared.store import Source
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +35,7 @@ log = logging.getLogger(__name__)
 class ExtractorDeps:
     """What the handlers share; the bench swaps `limiter` on a running service."""
 
-    store: Store
+    store: ExtractorStore
     publish: Publish
     limiter: Limiter | None
     settings: Settings
@@ -43,14 +45,10 @@ class ExtractorDeps:
     @property
     def options(self) -> ExtractOptions:
         """Chunking and model options from the extractor settings."""
-        ext = self.extractor
-        return ExtractOptions(
-            max_chunk_chars=ext.max_chunk_chars, overlap_chars=ext.overlap_chars,
-            output_retries=ext.output_retries, max_output_tokens=ext.max_output_tokens,
-        )  # fmt: skip
+        return self.extractor.options
 
 
-async def ensure_source(store: Store, event: SourceUploaded) -> None:
+async def ensure_source(store: ExtractorStore, event: SourceUploaded) -> None:
     """Create the source row if the uploader only stored the text (checked against sha256)."""
     if await store.sources.get(event.source_id) is not None:
         return
@@ -64,6 +62,14 @@ async def ensure_source(store: Store, event: SourceUploaded) -> None:
     await store.sources.create(
         Source(id=event.source_id, name=event.name, sha256=event.sha256, who=event.uploaded_by)
     )
+
+
+def source_failed(event: SourceUploaded | SourceCancelled, error: str) -> SourceFailed:
+    """The extractor's own report of a source input it gave up on (deduped per source)."""
+    return SourceFailed.caused_by(
+        event, actor=ACTOR, event_id=derived_event_id(SourceFailed.SUBJECT, event.source_id),
+        source_id=event.source_id, error=error,
+    )  # fmt: skip
 
 
 async def on_source_uploaded(deps: ExtractorDeps, event: SourceUploaded) -> None:

@@ -5,14 +5,19 @@ from __future__ import annotations
 import uuid
 
 from services.extractor.outcomes import Publish, publish_kb_updated
+from services.extractor.ports import ExtractorStore
 from services.extractor.provenance import assertions_of, forget_source
 from services.extractor.undo import check_bound, record_before_image, undo
 from shared.errors import BadInputError
-from shared.store import KbChanges, Store
+from shared.store import KbChanges
 
 
 async def delete_source(
-    *, store: Store, source_id: str, publish: Publish | None, max_deletions: int | None = None
+    *,
+    store: ExtractorStore,
+    source_id: str,
+    publish: Publish | None,
+    max_deletions: int | None = None,
 ) -> tuple[list[str], str | None]:
     """Delete a source and retract its contributions; returns (removed ids, undo id).
 
@@ -40,7 +45,7 @@ async def delete_source(
 
 
 async def undo_change(
-    *, store: Store, undo_id: str | None, publish: Publish | None
+    *, store: ExtractorStore, undo_id: str | None, publish: Publish | None
 ) -> tuple[str, list[str]]:
     """Restore a recorded before-image; returns (undo id, the topic ids it touched)."""
     done, _, touched = await undo(store, undo_id)

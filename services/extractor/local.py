@@ -9,9 +9,11 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from services.extractor.cancel import SourceTasks
+from services.extractor.config import ExtractOptions
 from services.extractor.merge import merge_chunk
 from services.extractor.outcomes import mark_cancelled
-from services.extractor.pipeline import ExtractOptions, ExtractResult
+from services.extractor.pipeline import ExtractResult
+from services.extractor.ports import ExtractorStore
 from services.extractor.runner import run_source
 from shared.bus import (
     ChunkExtracted,
@@ -25,7 +27,6 @@ from shared.bus import (
 )
 from shared.errors import BadInputError
 from shared.llm import Limiter
-from shared.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +37,7 @@ FOLLOWED = (SourceProgress, SourceCompleted, SourceFailed, SourceCancelled)
 class LocalBus:
     """In-process dispatch: chunk.extracted goes straight to the merge step, in order."""
 
-    def __init__(self, store: Store, observer: Observer | None = None) -> None:
+    def __init__(self, store: ExtractorStore, observer: Observer | None = None) -> None:
         self._store = store
         self._observer = observer
         self.published: list[Event] = []
@@ -52,7 +53,7 @@ class LocalBus:
 
 async def ingest_locally(
     *,
-    store: Store,
+    store: ExtractorStore,
     source_ids: Iterable[str],
     limiter: Limiter | None,
     options: ExtractOptions,

@@ -17,12 +17,13 @@ from services.extractor.outcomes import (
     progress_event,
     publish_kb_updated,
 )
+from services.extractor.ports import ExtractorStore
 from services.extractor.provenance import Assertions, add_assertions, asserted_by_result
 from services.extractor.review import hold_if_over_bound
 from shared.bus import ChunkExtracted
 from shared.errors import BadInputError, TransientError
 from shared.kb import MergePlan, plan_merge, to_kebab_id
-from shared.store import ChunkMark, KbChanges, Relation, Store, Topic, TopicMetadata
+from shared.store import ChunkMark, KbChanges, Relation, Topic, TopicMetadata
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +87,7 @@ def _candidate_ids(topics: list[Any], relations: list[Any]) -> set[str]:
 
 
 async def plan_against_store(
-    store: Store, topics: Iterable[Any], relations: Iterable[Any]
+    store: ExtractorStore, topics: Iterable[Any], relations: Iterable[Any]
 ) -> tuple[MergePlan, dict[str, Topic]]:
     """Plan merging extracted topics and relations into the current graph.
 
@@ -102,7 +103,9 @@ async def plan_against_store(
     return plan_merge(existing, known.values(), topics, relations), existing
 
 
-async def merge_chunk(*, store: Store, event: ChunkExtracted, publish: Publish) -> MergeOutcome:
+async def merge_chunk(
+    *, store: ExtractorStore, event: ChunkExtracted, publish: Publish
+) -> MergeOutcome:
     """Upsert one chunk's topics and relations (never deletes), then report progress."""
     source = await store.sources.get(event.source_id)
     if source is None:

@@ -17,7 +17,7 @@ from services.extractor.pipeline import first_sentences
 from services.extractor.prompts import GRAPH_CLOSE, GRAPH_OPEN, split_document_message
 from services.extractor.tools import EMIT_GRAPH_ACTIONS, EMIT_HANDBOOK_DELTA, EMIT_KNOWLEDGE_GRAPH
 from shared.kb import fold_text, to_kebab_id, topics_from_markdown
-from shared.llm import OfflineRequest, register_offline_handler
+from shared.llm import OfflinePlans, OfflineRequest
 
 _H1_RE = re.compile(r"^#[ \t]+(.+?)[ \t#]*$")
 _FENCE_RE = re.compile(r"^\s*(```|~~~)")
@@ -197,8 +197,12 @@ def offline_graph_actions(request: OfflineRequest) -> dict[str, Any]:
     return {"merges": merges, "summary": f"offline analysis: {summary}"}
 
 
-def register_offline_handlers() -> None:
-    """Give the offline provider meaningful output for the extractor's tools."""
-    register_offline_handler(EMIT_KNOWLEDGE_GRAPH.name, offline_knowledge_graph)
-    register_offline_handler(EMIT_HANDBOOK_DELTA.name, offline_knowledge_graph)
-    register_offline_handler(EMIT_GRAPH_ACTIONS.name, offline_graph_actions)
+def offline_plans() -> OfflinePlans:
+    """The offline provider's meaningful output for the extractor's tools."""
+    return OfflinePlans(
+        tools={
+            EMIT_KNOWLEDGE_GRAPH.name: offline_knowledge_graph,
+            EMIT_HANDBOOK_DELTA.name: offline_knowledge_graph,
+            EMIT_GRAPH_ACTIONS.name: offline_graph_actions,
+        }
+    )

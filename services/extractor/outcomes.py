@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+from services.extractor.ports import ExtractorStore
 from services.extractor.provenance import retract_all, supersede
 from shared.bus import (
     Event,
@@ -19,14 +20,14 @@ from shared.bus import (
 )
 from shared.errors import NotFoundError
 from shared.kb import kb_hash
-from shared.store import Source, Store
+from shared.store import Source, SourceStatus
 
 log = logging.getLogger(__name__)
 
 ACTOR = "extractor"
 Publish = Callable[[Event], Awaitable[Any]]
 
-RUNNING = frozenset({"pending", "processing"})
+RUNNING: frozenset[SourceStatus] = frozenset({"pending", "processing"})
 MAX_CHANGED_IDS = 500
 KB_HASH_KEY = "kb:version_hash"
 _COUNTS = ("topics_added", "topics_updated", "relations_added", "relations_dropped")
@@ -37,7 +38,7 @@ def progress_key(source_id: str) -> str:
     return f"extractor.progress.{source_id}"
 
 
-async def read_progress(store: Store, source_id: str) -> dict[str, Any]:
+async def read_progress(store: ExtractorStore, source_id: str) -> dict[str, Any]:
     """A source's running counts (zeros when nothing was merged yet)."""
     value = await store.settings.get(progress_key(source_id))
     counts: dict[str, Any] = {name: 0 for name in _COUNTS}
@@ -48,7 +49,7 @@ async def read_progress(store: Store, source_id: str) -> dict[str, Any]:
 
 
 async def add_progress(
-    store: Store, source_id: str, *, changed_ids: Iterable[str], **increments: int
+    store: ExtractorStore, source_id: str, *, changed_ids: Iterable[str], **increments: int
 ) -> dict[str, Any]:
     """Add one merged chunk's counts to the source's running counts (atomically)."""
     changed = list(changed_ids)
@@ -70,7 +71,7 @@ def _has_changes(progress: dict[str, Any]) -> bool:
 
 
 async def publish_kb_updated(
-    store: Store,
+    store: ExtractorStore,
     publish: Publish,
     *,
     changed_ids: Iterable[str],
@@ -94,7 +95,7 @@ async def publish_kb_updated(
     return event
 
 
-async def _next_kb_hash(store: Store, changed: list[str], removed: list[str]) -> str:
+async def _next_kb_hash(store: ExtractorStore, changed: list[str], removed: list[str]) -> str:
     """A version hash chained from the previous one and this change: O(change), not O(graph).
 
     The first event hashes the whole id list once (kb_hash); later ones chain on it, so
@@ -125,7 +126,7 @@ def progress_event(source: Source, progress: dict[str, Any], *, chunk_index: int
 
 
 async def finish_if_done(
-    store: Store, source_id: str, publish: Publish, *, republish: bool = False
+    store: ExtractorStore, source_id: str, publish: Publish, *, republish: bool = False
 ) -> bool:
     """Complete the source once every chunk is merged; True when this call completed it.
 
@@ -172,7 +173,7 @@ async def finish_if_done(
     return moved
 
 
-async def fail_source(store: Store, source_id: str, reason: str, publish: Publish) -> None:
+async def fail_source(store: ExtractorStore, source_id: str, reason: str, publish: Publish) -> None:
     """Mark the source failed with the reason and publish source.failed (once per source)."""
     reason = reason.strip()[:4000] or "extraction failed"
     try:
@@ -195,7 +196,7 @@ async def fail_source(store: Store, source_id: str, reason: str, publish: Publis
     await _kb_updated_for_partial(store, source_id, publish, "failed")
 
 
-async def mark_cancelled(store: Store, source_id: str, publish: Publish) -> bool:
+async def mark_cancelled(store: ExtractorStore, source_id: str, publish: Publish) -> bool:
     """Record that a source was cancelled; True when it was still running."""
     try:
         moved = await store.sources.set_status(source_id, "cancelled", only_from=RUNNING)
@@ -207,7 +208,9 @@ async def mark_cancelled(store: Store, source_id: str, publish: Publish) -> bool
     return moved is not None
 
 
-async def _kb_updated_for_partial(store: Store, source_id: str, publish: Publish, how: str) -> None:
+async def _kb_updated_for_partial(
+    store: ExtractorStore, source_id: str, publish: Publish, how: str
+) -> None:
     # A source that did not finish leaves no partial topics: what only it asserted goes.
     retraction = await retract_all(store, source_id)
     progress = await read_progress(store, source_id)

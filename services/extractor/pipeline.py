@@ -9,7 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from services.extractor.cancel import SourceCancelledError
+from services.extractor.config import ExtractOptions
 from services.extractor.outcomes import ACTOR, RUNNING, Publish, finish_if_done
+from services.extractor.ports import ExtractorStore
 from services.extractor.prompts import EXTRACT_SYSTEM, PROMPT_VERSION, extraction_message
 from services.extractor.tools import EMIT_KNOWLEDGE_GRAPH, KnowledgeGraph
 from services.extractor.uploads import completed_duplicate
@@ -17,7 +19,6 @@ from shared.bus import ChunkExtracted, ExtractedRelation, Topic, derived_event_i
 from shared.errors import BadInputError, NotFoundError, R42Error, is_transient
 from shared.kb import KNOWN_IDS_LIMIT, chunk_text, is_kebab_id, to_kebab_id
 from shared.llm import Limiter, LLMOutputError, LLMResult, LLMValidationError, call_llm
-from shared.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -31,16 +32,6 @@ class ChunkFailedError(R42Error):
     def __init__(self, index: int, count: int, cause: BaseException) -> None:
         super().__init__(f"chunk {index + 1}/{count}: {type(cause).__name__}: {cause}")
         self.transient = is_transient(cause)
-
-
-@dataclass(frozen=True)
-class ExtractOptions:
-    """Chunking and model settings of one extraction run."""
-
-    max_chunk_chars: int
-    overlap_chars: int
-    output_retries: int = 1
-    max_output_tokens: int = 4096
 
 
 @dataclass(frozen=True)
@@ -149,15 +140,15 @@ async def extract_chunk(
     )
 
 
-async def _known_ids(store: Store) -> list[str]:
+async def _known_ids(store: ExtractorStore) -> list[str]:
     """The 200 most recently updated ids, oldest first: one bounded query, not the graph.
 
     Read once per source; the ids of this source's own chunks are appended as they come.
     """
-    return await store.topics.recent_ids(KNOWN_IDS_LIMIT)
+    return list(reversed(await store.topics.recent_ids(KNOWN_IDS_LIMIT)))  # newest first
 
 
-async def _check_running(store: Store, source_id: str) -> None:
+async def _check_running(store: ExtractorStore, source_id: str) -> None:
     # The store status is the cancel signal a replica that missed the broadcast still sees.
     source = await store.sources.get(source_id)
     if source is None:
@@ -168,7 +159,7 @@ async def _check_running(store: Store, source_id: str) -> None:
 
 async def extract_source(
     *,
-    store: Store,
+    store: ExtractorStore,
     source_id: str,
     publish: Publish,
     limiter: Limiter | None,

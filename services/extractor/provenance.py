@@ -17,8 +17,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from services.extractor.curation import is_protected
+from services.extractor.ports import ExtractorStore
 from shared.kb import MergePlan, normalise_relation
-from shared.store import KbChanges, RelationKey, Store, Topic, TopicMetadata
+from shared.store import KbChanges, RelationKey, Topic, TopicMetadata
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +106,7 @@ def _name_key(name: str) -> str:
     return f"provenance:name:{name}"
 
 
-async def supersede(store: Store, *, name: str, source_id: str) -> Retraction:
+async def supersede(store: ExtractorStore, *, name: str, source_id: str) -> Retraction:
     """`source_id` is now the current version of the document `name`: retract what the
     previous version asserted and this one does not."""
     previous = await store.settings.get(_name_key(name))
@@ -115,24 +116,24 @@ async def supersede(store: Store, *, name: str, source_id: str) -> Retraction:
     return await retract_all(store, str(previous))
 
 
-async def forget_source(store: Store, *, name: str, source_id: str) -> Retraction:
+async def forget_source(store: ExtractorStore, *, name: str, source_id: str) -> Retraction:
     """Retract a deleted source's contributions (and its name when it was current)."""
     if await store.settings.get(_name_key(name)) == source_id:
         await store.settings.delete(_name_key(name))
     return await retract_all(store, source_id)
 
 
-async def assertions_of(store: Store, asserter: str) -> Assertions:
+async def assertions_of(store: ExtractorStore, asserter: str) -> Assertions:
     """The current record of one asserter."""
     return Assertions.from_json(await store.settings.get(_source_key(asserter)))
 
 
-async def asserters_of_topic(store: Store, topic_id: str) -> list[str]:
+async def asserters_of_topic(store: ExtractorStore, topic_id: str) -> list[str]:
     """Who asserts a topic (empty for a topic recorded before provenance existed)."""
     return list(await store.settings.get(_topic_key(topic_id)) or [])
 
 
-async def _link(store: Store, key: str, asserter: str, *, add: bool) -> list[str]:
+async def _link(store: ExtractorStore, key: str, asserter: str, *, add: bool) -> list[str]:
     def change(current: object) -> list[str]:
         names = set(current) if isinstance(current, list) else set()
         (names.add if add else names.discard)(asserter)
@@ -142,7 +143,7 @@ async def _link(store: Store, key: str, asserter: str, *, add: bool) -> list[str
 
 
 async def add_assertions(
-    store: Store, asserter: str, *, topics: Iterable[str], relations: Iterable[RelKey]
+    store: ExtractorStore, asserter: str, *, topics: Iterable[str], relations: Iterable[RelKey]
 ) -> None:
     """Record that `asserter` (also) asserts these topics and relations."""
     record = await assertions_of(store, asserter)
@@ -160,7 +161,7 @@ async def add_assertions(
 
 
 async def replace_assertions(
-    store: Store, asserter: str, *, topics: Iterable[str], relations: Iterable[RelKey]
+    store: ExtractorStore, asserter: str, *, topics: Iterable[str], relations: Iterable[RelKey]
 ) -> Retraction:
     """Make `asserter` assert exactly these; what it asserted before and no longer does is
     retracted (removed from the graph when nobody else asserts it)."""
@@ -173,7 +174,7 @@ async def replace_assertions(
     return retraction
 
 
-async def retract_all(store: Store, asserter: str) -> Retraction:
+async def retract_all(store: ExtractorStore, asserter: str) -> Retraction:
     """Retract everything `asserter` asserts (its source was deleted)."""
     record = await assertions_of(store, asserter)
     retraction = await _retract(store, asserter, record)
@@ -181,7 +182,7 @@ async def retract_all(store: Store, asserter: str) -> Retraction:
     return retraction
 
 
-async def rename_asserter(store: Store, old: str, new: str) -> None:
+async def rename_asserter(store: ExtractorStore, old: str, new: str) -> None:
     """Move a record to a new asserter name (a renamed file with the same content)."""
     record = await assertions_of(store, old)
     await add_assertions(store, new, topics=record.topics, relations=record.relations)
@@ -192,7 +193,7 @@ async def rename_asserter(store: Store, old: str, new: str) -> None:
     await store.settings.delete(_source_key(old))
 
 
-async def _retract(store: Store, asserter: str, gone: Assertions) -> Retraction:
+async def _retract(store: ExtractorStore, asserter: str, gone: Assertions) -> Retraction:
     """Unlink `asserter`; delete what nobody asserts any more (protected topics are flagged)."""
     result = Retraction()
     orphans: list[str] = []

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from services.extractor.ports import ExtractorStore
 from shared.kb import KNOWN_IDS_LIMIT
-from shared.store import Store
 
 
-async def recent_topic_ids(store: Store, limit: int = KNOWN_IDS_LIMIT) -> list[str]:
+async def recent_topic_ids(store: ExtractorStore, limit: int = KNOWN_IDS_LIMIT) -> list[str]:
     """The `limit` most recently updated topic ids, oldest first (the hint's order)."""
-    return await store.topics.recent_ids(limit)
+    return list(reversed(await store.topics.recent_ids(limit)))  # the store gives newest first

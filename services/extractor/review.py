@@ -14,10 +14,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from services.extractor.outcomes import Publish, publish_kb_updated
+from services.extractor.ports import ExtractorStore
 from services.extractor.provenance import Assertions, add_assertions
 from services.extractor.undo import BOUND_FLOOR, bulk_bound, record_before_image
 from shared.errors import NotFoundError
-from shared.store import KbChanges, Store
+from shared.store import KbChanges
 
 _INDEX = "held:index"
 
@@ -34,7 +35,7 @@ class HeldChange:
 
 
 async def hold_if_over_bound(
-    store: Store, *, key: str, asserter: str, updated_ids: list[str], changes: KbChanges,
+    store: ExtractorStore, *, key: str, asserter: str, updated_ids: list[str], changes: KbChanges,
     asserted: Assertions, reason: str,
 ) -> bool:  # fmt: skip
     """Store the change as held (True) when it rewrites more existing topics than the bound."""
@@ -52,7 +53,7 @@ async def hold_if_over_bound(
     return True
 
 
-async def held_changes(store: Store) -> list[HeldChange]:
+async def held_changes(store: ExtractorStore) -> list[HeldChange]:
     """Every held extraction, by key."""
     out = []
     for key in await store.settings.get(_INDEX) or []:
@@ -63,7 +64,7 @@ async def held_changes(store: Store) -> list[HeldChange]:
     return out
 
 
-async def _take(store: Store, key: str) -> dict[str, Any]:
+async def _take(store: ExtractorStore, key: str) -> dict[str, Any]:
     entry = await store.settings.get(f"held:{key}")
     if not isinstance(entry, dict):
         raise NotFoundError(f"no held change {key!r} (see `r42 graph held`)")
@@ -73,7 +74,7 @@ async def _take(store: Store, key: str) -> dict[str, Any]:
     return entry
 
 
-async def release(store: Store, key: str, *, publish: Publish | None) -> str:
+async def release(store: ExtractorStore, key: str, *, publish: Publish | None) -> str:
     """Apply a held change (an admin approved it); returns the undo id."""
     entry = await _take(store, key)
     changes = KbChanges.model_validate(entry["changes"])
@@ -90,6 +91,6 @@ async def release(store: Store, key: str, *, publish: Publish | None) -> str:
     return undo_id
 
 
-async def discard(store: Store, key: str) -> None:
+async def discard(store: ExtractorStore, key: str) -> None:
     """Drop a held change without applying it."""
     await _take(store, key)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import logging
 
 from services.extractor.cancel import AlreadyRunningError, SourceCancelledError, SourceTasks
+from services.extractor.config import ExtractOptions
 from services.extractor.outcomes import Publish, fail_source, mark_cancelled
-from services.extractor.pipeline import ExtractOptions, ExtractResult, extract_source
+from services.extractor.pipeline import ExtractResult, extract_source
+from services.extractor.ports import ExtractorStore
 from shared.errors import is_transient
 from shared.llm import Limiter
-from shared.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -22,7 +23,7 @@ def describe_error(exc: BaseException) -> str:
 
 async def run_source(
     *,
-    store: Store,
+    store: ExtractorStore,
     source_id: str,
     publish: Publish,
     limiter: Limiter | None,

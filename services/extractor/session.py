@@ -10,34 +10,22 @@ from typing import Any
 
 from faststream.nats import NatsBroker
 
-from services.extractor.config import build_extractor_settings
-from services.extractor.offline import register_offline_handlers
+from services.extractor.config import ExtractOptions, build_extractor_settings
+from services.extractor.offline import offline_plans
 from services.extractor.outcomes import Publish
-from services.extractor.pipeline import ExtractOptions
 from shared.bus import Event, build_broker, publish_event
 from shared.config import Settings
 from shared.llm import Limiter, LocalLimiter, configure_llm, get_runtime, open_limiter, reset_llm
-from shared.runtime import check_nats, find_running
+from shared.runtime import check_nats
+from shared.runtime.service import live_nats_url
 from shared.store import Store, open_store
 
-
-def live_nats_url(settings: Settings) -> str | None:
-    """NATS_URL, else the bus of an `r42 up` running on the data dir, else None."""
-    if settings.nats_url:
-        return settings.nats_url
-    state = find_running(settings.data_dir)
-    return state.nats_url if state is not None else None
+__all__ = ["AdminSession", "admin_session", "extract_options", "live_nats_url"]
 
 
 def extract_options() -> ExtractOptions:
     """Extraction options as the extractor service uses them (R42_EXTRACTOR_*)."""
-    ext = build_extractor_settings()
-    return ExtractOptions(
-        max_chunk_chars=ext.max_chunk_chars,
-        overlap_chars=ext.overlap_chars,
-        output_retries=ext.output_retries,
-        max_output_tokens=ext.max_output_tokens,
-    )
+    return build_extractor_settings().options
 
 
 @dataclass
@@ -89,8 +77,7 @@ async def admin_session(settings: Settings, *, llm: bool = False) -> AsyncIterat
                 session.limiter = await open_limiter(mode="nats", nats_url=url)
             elif settings.limiter != "off":
                 session.limiter = LocalLimiter()
-            configure_llm(settings, limiter=session.limiter)
-            register_offline_handlers()
+            configure_llm(settings, limiter=session.limiter, offline_plans=offline_plans())
         yield session
     finally:
         if llm:

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from services.extractor.ports import ExtractorStore
 from shared.errors import BadInputError, NotFoundError
-from shared.store import KbChangeResult, KbChanges, Relation, RelationKey, Store, Topic
+from shared.store import KbChangeResult, KbChanges, Relation, RelationKey, Topic
 
 DEFAULT_BOUND = 20
 BOUND_SHARE = 0.10
@@ -52,7 +53,7 @@ class UndoEntry:
     relations: int
 
 
-async def record_before_image(store: Store, changes: KbChanges, *, reason: str) -> str:
+async def record_before_image(store: ExtractorStore, changes: KbChanges, *, reason: str) -> str:
     """Save what `changes` will overwrite or delete; returns the undo id."""
     topic_ids = {t.id for t in changes.topics_upsert} | set(changes.topics_delete)
     before = {t.id: t for t in await store.topics.get_many(topic_ids)}
@@ -81,7 +82,7 @@ async def record_before_image(store: Store, changes: KbChanges, *, reason: str) 
     return undo_id
 
 
-async def undo_entries(store: Store) -> list[UndoEntry]:
+async def undo_entries(store: ExtractorStore) -> list[UndoEntry]:
     """Recorded bulk changes, newest first."""
     out = []
     for undo_id in reversed(await store.settings.get(_LOG) or []):
@@ -93,7 +94,9 @@ async def undo_entries(store: Store) -> list[UndoEntry]:
     return out
 
 
-async def undo(store: Store, undo_id: str | None = None) -> tuple[str, KbChangeResult, list[str]]:
+async def undo(
+    store: ExtractorStore, undo_id: str | None = None
+) -> tuple[str, KbChangeResult, list[str]]:
     """Write back a recorded before-image (the newest when no id is given).
 
     Returns the undo id, the store's result and the topic ids it restored or removed.

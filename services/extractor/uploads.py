@@ -7,11 +7,12 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from services.extractor.ports import ExtractorStore
 from shared.bus import SourceUploaded, derived_event_id
 from shared.errors import BadInputError
 from shared.formats import SUPPORTED_SUFFIXES, Document, read_document
 from shared.formats.core import human_size
-from shared.store import Source, Store
+from shared.store import Source
 
 # Re-exported: the CLI and the sync read with the same rules as every other entry point.
 TEXT_SUFFIXES = SUPPORTED_SUFFIXES
@@ -74,9 +75,9 @@ class Registration:
         return self.duplicate_of is not None
 
 
-async def completed_duplicate(store: Store, *, name: str, sha256: str, exclude: str = "") -> (
-    Source | None
-):  # fmt: skip
+async def completed_duplicate(
+    store: ExtractorStore, *, name: str, sha256: str, exclude: str = ""
+) -> Source | None:
     """A completed source with the same name and content, if there is one."""
     for other in await store.sources.find_by_sha256(sha256):
         if other.id != exclude and other.name == name and other.status == "completed":
@@ -85,7 +86,7 @@ async def completed_duplicate(store: Store, *, name: str, sha256: str, exclude: 
 
 
 async def register_upload(
-    store: Store,
+    store: ExtractorStore,
     *,
     name: str,
     text: str,

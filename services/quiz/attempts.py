@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from services.quiz.generation import GenerationResult, generate_questions
+from services.quiz.ports import QuizStore
 from services.quiz.selection import (
     Generate,
     QuizUnavailableError,
@@ -18,7 +19,7 @@ from services.quiz.selection import (
     split_ref,
 )
 from shared.errors import BadInputError, NotFoundError, PermanentError
-from shared.store import LeaderboardEntry, QuizAttempt, QuizQuestion, Store, utcnow
+from shared.store import LeaderboardEntry, QuizAttempt, QuizQuestion, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +87,7 @@ def _closed_message(attempt: QuizAttempt, now: datetime) -> str:
 
 
 async def load_question(
-    store: Store, attempt: QuizAttempt, index: int
+    store: QuizStore, attempt: QuizAttempt, index: int
 ) -> tuple[QuizQuestion, str, str]:
     """(question, topic id, topic label) for one position of an attempt."""
     topic_id, key = split_ref(attempt.question_keys[index])
@@ -100,7 +101,7 @@ async def load_question(
     return question, topic_id, topic.label if topic else topic_id
 
 
-async def question_view(store: Store, attempt: QuizAttempt, index: int) -> dict[str, Any]:
+async def question_view(store: QuizStore, attempt: QuizAttempt, index: int) -> dict[str, Any]:
     """What the gateway shows: {index, count, text, options, difficulty, topic_id, topic_label}."""
     question, topic_id, label = await load_question(store, attempt, index)
     return {
@@ -121,7 +122,7 @@ def next_index(attempt: QuizAttempt) -> int | None:
 
 async def start_quiz(
     *,
-    store: Store,
+    store: QuizStore,
     user_id: str,
     week: str,
     config: QuizConfig,
@@ -162,7 +163,7 @@ async def start_quiz(
     return QuizStart(attempt=active, question=await question_view(store, active, index))
 
 
-def on_demand_generator(store: Store, config: QuizConfig) -> Generate:
+def on_demand_generator(store: QuizStore, config: QuizConfig) -> Generate:
     """Generation of a topic's bank when a quiz needs more questions."""
 
     async def generate(topic_id: str) -> GenerationResult:
@@ -175,7 +176,7 @@ def on_demand_generator(store: Store, config: QuizConfig) -> Generate:
 
 async def answer_question(
     *,
-    store: Store,
+    store: QuizStore,
     attempt_id: str,
     user_id: str,
     question_index: int,
@@ -233,12 +234,12 @@ async def answer_question(
     )
 
 
-async def quiz_active(*, store: Store, user_id: str, now: datetime | None = None) -> bool:
+async def quiz_active(*, store: QuizStore, user_id: str, now: datetime | None = None) -> bool:
     """The quiz-active flag: the user has an active attempt that has not idled out."""
     return await store.quiz_attempts.get_active_attempt(user_id, now=now) is not None
 
 
-async def expire_idle_attempts(*, store: Store, now: datetime | None = None) -> list[str]:
+async def expire_idle_attempts(*, store: QuizStore, now: datetime | None = None) -> list[str]:
     """Mark idle attempts expired (clears their quiz-active flag); returns their ids."""
     expired = await store.quiz_attempts.expire_idle(now=now)
     if expired:
@@ -247,7 +248,7 @@ async def expire_idle_attempts(*, store: Store, now: datetime | None = None) -> 
 
 
 async def leaderboard(
-    *, store: Store, week: str | None = None, limit: int = 10
+    *, store: QuizStore, week: str | None = None, limit: int = 10
 ) -> list[LeaderboardEntry]:
     """Top users for a week, or all time when week is None."""
     if not 1 <= limit <= 1000:

@@ -18,10 +18,11 @@ from services.quiz.models import (
     QuizQuestionsInput,
     quiz_tool,
 )
+from services.quiz.ports import QuizStore
 from services.quiz.prompts import PROMPT_VERSION, SYSTEM, QuizPromptInput, user_message
 from shared.errors import BadInputError, NotFoundError
 from shared.llm import LLMOutputError, LLMTruncatedError, LLMValidationError, call_llm
-from shared.store import QuizQuestion, Store, Topic
+from shared.store import QuizQuestion, Topic
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +68,7 @@ def describe_rejection(exc: Exception) -> str:
 
 async def accept_batch(
     *,
-    store: Store,
+    store: QuizStore,
     topic_id: str,
     questions: Sequence[GeneratedQuestion],
     rng: random.Random,
@@ -120,7 +121,7 @@ async def accept_batch(
     )
 
 
-async def build_prompt_input(*, store: Store, topic: Topic, count: int) -> QuizPromptInput:
+async def build_prompt_input(*, store: QuizStore, topic: Topic, count: int) -> QuizPromptInput:
     """The generation request for a topic: its text, neighbours, distractor topics, avoid list."""
     relations = await store.relations.list(topic_id=topic.id)
     neighbour_ids = {r.target if r.source == topic.id else r.source for r in relations}
@@ -153,7 +154,7 @@ async def build_prompt_input(*, store: Store, topic: Topic, count: int) -> QuizP
 
 async def generate_questions(
     *,
-    store: Store,
+    store: QuizStore,
     topic_id: str,
     count: int = DEFAULT_COUNT,
     rng: random.Random | None = None,

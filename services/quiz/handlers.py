@@ -13,6 +13,7 @@ from services.quiz.attempts import (
     on_demand_generator,
     start_quiz,
 )
+from services.quiz.ports import QuizStore
 from services.quiz.selection import QuizUnavailableError
 from shared.bus import (
     Event,
@@ -25,7 +26,6 @@ from shared.bus import (
 )
 from shared.errors import PermanentError, R42Error, is_transient
 from shared.kb.weekly import iso_week
-from shared.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ def _refused_answer(event: QuizAnswered, error: str) -> QuizScored:
 class QuizHandlers:
     """The quiz service's subscribers; `publish` sends an event to the bus."""
 
-    store: Store
+    store: QuizStore
     publish: Publish
     config: QuizConfig
 

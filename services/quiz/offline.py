@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from services.quiz.gate import catch_all_option, fold, question_key
 from services.quiz.models import MIN_EXPLANATION_CHARS, TOOL_NAME, Difficulty
 from services.quiz.prompts import QuizPromptInput, parse_request
-from shared.llm import OfflineRequest, register_offline_handler
+from shared.llm import OfflinePlans, OfflineRequest
 
 # Four of every ten easy, four medium, two hard: the mix the weekly quiz asks for.
 DIFFICULTY_CYCLE: tuple[Difficulty, ...] = (
@@ -182,6 +182,6 @@ def _handle(request: OfflineRequest) -> dict[str, object] | None:
     return {"questions": offline_questions(parsed, seed=request.seed)}
 
 
-def register_offline_questions() -> None:
-    """Make the offline provider answer `emit_quiz_questions` with real questions."""
-    register_offline_handler(TOOL_NAME, _handle)
+def offline_plans() -> OfflinePlans:
+    """The offline provider's `emit_quiz_questions`: real questions from the prompt's facts."""
+    return OfflinePlans(tools={TOOL_NAME: _handle})

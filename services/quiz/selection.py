@@ -9,9 +9,10 @@ from dataclasses import dataclass
 
 from services.quiz.generation import GenerationResult
 from services.quiz.models import DIFFICULTIES, Difficulty
+from services.quiz.ports import QuizStore
 from shared.errors import PermanentError, R42Error
 from shared.kb.weekly import weekly_topic
-from shared.store import QuizQuestion, Store, Topic
+from shared.store import QuizQuestion, Topic
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +100,7 @@ def _satisfied(pool: Sequence[PickedQuestion], size: int) -> bool:
 
 async def select_questions(
     *,
-    store: Store,
+    store: QuizStore,
     user_id: str,
     week: str,
     size: int,

@@ -1,7 +1,7 @@
 """`python -m services.r42`."""
 
-from services.r42.app import on_started, register
+from services.r42.app import build
 from shared.runtime.service import service_main
 
 if __name__ == "__main__":
-    service_main("r42", register=register, on_started=on_started)
+    service_main("r42", build=build)

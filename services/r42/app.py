@@ -1,85 +1,71 @@
-"""Wiring of the r42 service: KB cache, offline handlers, rpc responders, kb.updated watch."""
+"""Wiring of the r42 service: KB cache, rpc responders, the kb.updated watch, offline plans."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
-from typing import Any
+from dataclasses import dataclass
 
 from services.r42.handlers import R42Handlers
 from services.r42.knowledge import KbCache
-from services.r42.offline import register_offline_handlers
+from services.r42.offline import offline_plans
 from shared.bus import (
     CHAT_SUBJECT,
     CLEAR_SUBJECT,
     PROPOSAL_SUBJECT,
     ChatRequest,
     ClearRequest,
-    Event,
     KbUpdated,
     ProposalDecisionRequest,
-    ns_subject,
-    publish_event,
-    serve_rpc,
 )
-from shared.runtime.service import ServiceContext
+from shared.errors import R42Error
+from shared.runtime.service import Broadcast, Rpc, ServiceContext, ServiceSpec
 
 log = logging.getLogger(__name__)
 
 CHAT_CONCURRENCY = 32
 
 
-async def register(ctx: ServiceContext) -> None:
-    """Nothing durable to subscribe: r42 answers requests and watches kb.updated (on start)."""
-    del ctx
+@dataclass(frozen=True)
+class R42Deps:
+    """The r42 service's KB cache and rpc handlers."""
+
+    kb: KbCache
+    handlers: R42Handlers
 
 
-async def on_started(ctx: ServiceContext) -> None:
-    """Build the KB cache, register offline handlers, watch kb.updated, serve rpc.r42.*."""
+def kb_of(ctx: ServiceContext) -> KbCache:
+    """The KB cache of an r42 service running on `ctx`."""
+    deps = ctx.spec.deps if ctx.spec is not None else None
+    if not isinstance(deps, R42Deps):
+        raise R42Error("the r42 service is not running on this service context")
+    return deps.kb
+
+
+def build(ctx: ServiceContext) -> ServiceSpec[R42Deps]:
+    """rpc.r42.{chat,proposal,clear}; every replica drops its KB snapshot on kb.updated."""
     kb = KbCache(ctx.store)
-    ctx.extras["r42_kb"] = kb
-    ctx.closers.append(kb.aclose)
-    register_offline_handlers(lambda: kb.current)
-
-    async def publish(event: Event) -> None:
-        await publish_event(ctx.broker, event, namespace=ctx.namespace)
-
     handlers = R42Handlers(
-        store=ctx.store, kb=kb, publish=publish, admins=tuple(ctx.settings.admins)
+        store=ctx.store, kb=kb, publish=ctx.publish, admins=tuple(ctx.settings.admins)
     )
-    await watch_kb_updates(ctx, kb)
-    kb.warm()
-    servers = [
-        await serve_rpc(ctx.broker, CHAT_SUBJECT, request_model=ChatRequest,
-                        handler=handlers.chat, namespace=ctx.namespace,
-                        max_concurrency=CHAT_CONCURRENCY),
-        await serve_rpc(ctx.broker, PROPOSAL_SUBJECT, request_model=ProposalDecisionRequest,
-                        handler=handlers.proposal, namespace=ctx.namespace),
-        await serve_rpc(ctx.broker, CLEAR_SUBJECT, request_model=ClearRequest,
-                        handler=handlers.clear, namespace=ctx.namespace),
-    ]  # fmt: skip
-    for server in servers:
-        ctx.closers.append(server.stop)
 
-
-async def watch_kb_updates(ctx: ServiceContext, kb: KbCache) -> None:
-    """Invalidate the KB snapshot on every kb.updated: a core subscription per replica.
-
-    JetStream also delivers each published kb.updated to plain core-NATS subscribers of the
-    subject; without a queue group every replica gets every event, and no consumer state is
-    left on the server when a replica goes away.
-    """
-
-    async def on_update(msg: Any) -> None:
-        del msg  # any kb.updated makes the snapshot stale; the payload is not needed
+    async def on_kb_updated(event: KbUpdated) -> None:
+        del event  # any kb.updated makes the snapshot stale; the payload is not needed
         kb.invalidate()
 
-    subject = ns_subject(KbUpdated.SUBJECT, ctx.namespace)
-    subscription = await ctx.broker.connection.subscribe(subject, cb=on_update)
-    await ctx.broker.connection.flush()
+    async def warm() -> None:
+        kb.warm()
 
-    async def unsubscribe() -> None:
-        with contextlib.suppress(Exception):
-            await subscription.unsubscribe()
-
-    ctx.closers.append(unsubscribe)
+    # kb.updated is heard on core NATS without a queue group: every replica gets every
+    # event, and no consumer state is left on the server when a replica goes away.
+    return ServiceSpec(
+        deps=R42Deps(kb=kb, handlers=handlers),
+        rpc=[
+            Rpc(CHAT_SUBJECT, ChatRequest, handlers.chat, max_concurrency=CHAT_CONCURRENCY),
+            Rpc(PROPOSAL_SUBJECT, ProposalDecisionRequest, handlers.proposal),
+            Rpc(CLEAR_SUBJECT, ClearRequest, handlers.clear),
+        ],
+        broadcasts=[Broadcast(KbUpdated, on_kb_updated)],
+        on_started=[warm],
+        closers=[kb.aclose],
+        offline_plans=offline_plans(lambda: kb.current),
+    )

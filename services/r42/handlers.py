@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from weakref import WeakValueDictionary
 
 from services.r42.knowledge import KbCache
+from services.r42.ports import R42Store
 from services.r42.proposals import decide_proposal
 from services.r42.thread import clear_thread
 from services.r42.turn import chat_turn
@@ -20,7 +21,6 @@ from shared.bus import (
     ProposalDecisionReply,
     ProposalDecisionRequest,
 )
-from shared.store import Store
 
 
 class UserLocks:
@@ -42,7 +42,7 @@ class UserLocks:
 class R42Handlers:
     """The three rpc.r42.* handlers bound to one store, KB cache and publisher."""
 
-    store: Store
+    store: R42Store
     kb: KbCache
     publish: Callable[[Event], Awaitable[None]]
     admins: tuple[str, ...] = ()

@@ -24,8 +24,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from services.r42.lookup import content_text
+from services.r42.ports import R42Store
 from shared.kb import IndexCache, KbContext, RelationIndex, RetrievalIndex, build_kb_context
-from shared.store import Store, Topic
+from shared.store import Topic
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +51,7 @@ class KbSnapshot:
         return self.index.fingerprint
 
 
-async def _summaries(store: Store, topic_ids: list[str]) -> dict[str, str]:
+async def _summaries(store: R42Store, topic_ids: list[str]) -> dict[str, str]:
     wanted = set(topic_ids)
     out: dict[str, str] = {}
     for content in await store.content.list():
@@ -61,7 +62,7 @@ async def _summaries(store: Store, topic_ids: list[str]) -> dict[str, str]:
     return out
 
 
-async def load_snapshot(store: Store, *, index_cache: IndexCache | None = None) -> KbSnapshot:
+async def load_snapshot(store: R42Store, *, index_cache: IndexCache | None = None) -> KbSnapshot:
     """Read topics, relations and content summaries from the store and index them."""
     topics = await store.topics.list()
     relations = await store.relations.list()
@@ -85,7 +86,7 @@ class KbCache:
     """The replica's current snapshot, rebuilt after `invalidate()` or when too old."""
 
     def __init__(
-        self, store: Store, *, max_age_s: float = 300.0, fresh_wait_s: float = 3.0
+        self, store: R42Store, *, max_age_s: float = 300.0, fresh_wait_s: float = 3.0
     ) -> None:
         self._store = store
         self._max_age_s = max_age_s
@@ -166,7 +167,7 @@ def _consume_exception(task: asyncio.Task[KbSnapshot]) -> None:
         task.exception()
 
 
-async def turn_context(*, store: Store, snapshot: KbSnapshot, question: str) -> KbContext:
+async def turn_context(*, store: R42Store, snapshot: KbSnapshot, question: str) -> KbContext:
     """The KB context block for a question, with content excerpts of the top topics."""
     hits = snapshot.index.search(question, k=CONTEXT_MAX_TOPICS) if question.strip() else []
     contents: dict[str, str] = {}

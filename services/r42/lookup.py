@@ -6,8 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from services.r42.ports import R42Store
 from shared.kb import to_kebab_id
-from shared.store import Content, Store, Topic
+from shared.store import Content, Topic
 
 LOOKUP_CONTENT_CHARS = 6000
 MAX_LOOKUP_RELATIONS = 25
@@ -73,7 +74,7 @@ def normalise_id(raw: str) -> str:
 
 
 async def lookup_topic(
-    store: Store, raw_id: str, *, labels: Mapping[str, str] | None = None
+    store: R42Store, raw_id: str, *, labels: Mapping[str, str] | None = None
 ) -> LookupResult:
     """Read a topic in full from the store; an unknown id is an error result, not an exception."""
     wanted = normalise_id(raw_id)

@@ -1,9 +1,9 @@
 """R42 without a language model: deterministic, grounded stand-ins for the model's choices.
 
-With the offline provider (CI, `make up` without ANTHROPIC_API_KEY, `make eval`) the turn
-engine asks `plan_step` which tool the "model" would call and forces it; the handlers
-registered for lookup_topic and propose_graph_delta (see `register_offline_handlers`)
-derive the tool input from the request; the final text is `offline_answer`:
+The plans (`offline_plans`) are handed to the offline provider when the host builds the LLM
+runtime (CI, `make up` without ANTHROPIC_API_KEY, `make eval`); the turn engine never knows.
+In a free turn the plan decides as the model would (`plan_step`): call a tool, whose input
+the tool plans derive from the request, or answer with `offline_answer`:
 
 - a question that describes a missing role ("er is een rol X die …", also proces /
   begrip) → propose_graph_delta with that topic (and a relation to a topic it names);
@@ -16,15 +16,16 @@ derive the tool input from the request; the final text is `offline_answer`:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from services.r42.knowledge import KbSnapshot
-from services.r42.lookup import LookupResult, normalise_id
+from services.r42.knowledge import CONTEXT_MAX_TOPICS, KbSnapshot
+from services.r42.lookup import normalise_id
+from services.r42.proposals import summarize_delta, to_kb_delta
 from services.r42.tools import LOOKUP_TOOL_NAME, PROPOSE_TOOL_NAME
-from shared.bus import Proposal
-from shared.kb import KbContext, to_kebab_id
-from shared.llm import OFFLINE_PREFIX, OfflineRequest, register_offline_handler
+from shared.kb import build_kb_context, to_kebab_id, validate_delta
+from shared.llm import OFFLINE_PREFIX, OfflinePlans, OfflineRequest, OfflineStep
+from shared.store import Topic
 
 ANSWER_CHARS = 500
 _KINDS = {"rol": "role", "functie": "role", "proces": "process", "werkwijze": "process",
@@ -116,21 +117,20 @@ def plan_step(
 
 def offline_answer(
     *,
-    context: KbContext,
+    context_ids: Sequence[str],
     snapshot: KbSnapshot,
-    lookups: list[LookupResult],
-    proposal: Proposal | None,
+    found: Sequence[Topic],
+    proposal_summary: str | None,
 ) -> str:
     """The offline turn's text, built from what the turn found."""
-    if proposal is not None:
+    if proposal_summary is not None:
         return (
             f"{OFFLINE_PREFIX}Dank je, dat staat nog niet in de kennisgraaf. Ik heb een "
-            f"voorstel klaargezet: {proposal.summary} Bevestig het als het klopt."
+            f"voorstel klaargezet: {proposal_summary} Bevestig het als het klopt."
         )
-    found = [r.topic for r in lookups if r.topic is not None]
     best = found[0] if found else None
-    if best is None and context.topic_ids:
-        best = snapshot.topics.get(context.topic_ids[0])
+    if best is None and context_ids:
+        best = snapshot.topics.get(context_ids[0])
     if best is None:
         return f"{OFFLINE_PREFIX}Dat staat niet in de kennisgraaf."
     description = " ".join(best.description.split())
@@ -141,8 +141,50 @@ def offline_answer(
     return f"{OFFLINE_PREFIX}{best.label}: {description}"
 
 
-def register_offline_handlers(current: Callable[[], KbSnapshot | None]) -> None:
-    """Let the offline provider fill R42's tool inputs from the request and the KB snapshot."""
+def _tool_outcomes(messages: Iterable[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """(tool name, input) of this turn's tool calls that did not come back as errors."""
+    failed = {
+        block.get("tool_use_id")
+        for message in messages
+        if message.get("role") == "user" and isinstance(message.get("content"), list)
+        for block in message["content"]
+        if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("is_error")
+    }
+    return [
+        (str(block.get("name")), block.get("input") or {})
+        for message in messages
+        if message.get("role") == "assistant" and isinstance(message.get("content"), list)
+        for block in message["content"]
+        if isinstance(block, dict) and block.get("type") == "tool_use"
+        and block.get("id") not in failed
+    ]  # fmt: skip
+
+
+def answer_from_turn(request: OfflineRequest, snapshot: KbSnapshot) -> str:
+    """The final text of a turn: the proposal made, else a topic looked up or in context."""
+    found: list[Topic] = []
+    summary: str | None = None
+    for name, tool_input in _tool_outcomes(request.messages):
+        if name == LOOKUP_TOOL_NAME:
+            topic = snapshot.topics.get(normalise_id(str(tool_input.get("id", ""))))
+            if topic is not None:
+                found.append(topic)
+        elif name == PROPOSE_TOOL_NAME and summary is None:
+            delta = validate_delta(tool_input, snapshot.topics)
+            if delta is not None:
+                summary = summarize_delta(to_kb_delta(delta))
+    context = build_kb_context(
+        request.user, index=snapshot.index, topics=snapshot.topics,
+        relations=snapshot.relations, max_topics=CONTEXT_MAX_TOPICS,
+    ) if request.user.strip() else None  # fmt: skip
+    return offline_answer(
+        context_ids=context.topic_ids if context else (), snapshot=snapshot, found=found,
+        proposal_summary=summary,
+    )  # fmt: skip
+
+
+def offline_plans(current: Callable[[], KbSnapshot | None]) -> OfflinePlans:
+    """R42's offline stand-ins: the free turn and the inputs of its two tools."""
 
     def lookup_input(request: OfflineRequest) -> dict[str, Any]:
         target = lookup_target(request.user, current(), looked_up(request.messages))
@@ -151,5 +193,17 @@ def register_offline_handlers(current: Callable[[], KbSnapshot | None]) -> None:
     def propose_input(request: OfflineRequest) -> dict[str, Any]:
         return missing_topic_delta(request.user, current()) or {"reason": ""}
 
-    register_offline_handler(LOOKUP_TOOL_NAME, lookup_input)
-    register_offline_handler(PROPOSE_TOOL_NAME, propose_input)
+    def turn(request: OfflineRequest) -> OfflineStep:
+        snapshot = current()
+        if request.tool_choice != "none":
+            step = plan_step(question=request.user, snapshot=snapshot, messages=request.messages)
+            if step["type"] == "tool":
+                return OfflineStep(tool=step["name"])
+        if snapshot is None:
+            return OfflineStep(text=f"{OFFLINE_PREFIX}Dat staat niet in de kennisgraaf.")
+        return OfflineStep(text=answer_from_turn(request, snapshot))
+
+    return OfflinePlans(
+        tools={LOOKUP_TOOL_NAME: lookup_input, PROPOSE_TOOL_NAME: propose_input},
+        turns={LOOKUP_TOOL_NAME: turn},
+    )

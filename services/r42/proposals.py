@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Collection
 from datetime import datetime, timedelta
 from typing import Any
 
+from services.r42.ports import R42Store
 from services.r42.prompts import PROMPT_VERSION
 from shared.bus import (
     Event,
@@ -35,7 +36,7 @@ from shared.bus import (
 )
 from shared.errors import BadInputError, TransientError
 from shared.kb import GraphDelta
-from shared.store import Store, Suggestion, utcnow
+from shared.store import Suggestion, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +86,7 @@ def summarize_delta(delta: GraphDelta | KbDelta) -> str:
 
 
 async def save_proposal(
-    *, store: Store, delta: GraphDelta, proposed_by: str, now: datetime | None = None
+    *, store: R42Store, delta: GraphDelta, proposed_by: str, now: datetime | None = None
 ) -> Proposal:
     """Store a validated delta as an open proposal and return it for the chat reply."""
     proposal_id = f"prop-{uuid.uuid4().hex[:16]}"
@@ -132,7 +133,7 @@ def _reply(status: str, suggestion_id: str | None = None) -> ProposalDecisionRep
 
 async def decide_proposal(
     *,
-    store: Store,
+    store: R42Store,
     publish: Publish,
     request: ProposalDecisionRequest,
     admins: Collection[str] = (),
@@ -189,7 +190,7 @@ async def decide_proposal(
 
 async def _forward(
     *,
-    store: Store,
+    store: R42Store,
     publish: Publish,
     record: dict[str, Any],
     suggestion_id: str,
@@ -236,7 +237,7 @@ async def _forward(
         )
 
 
-async def _reopen(store: Store, key: str, token: str) -> None:
+async def _reopen(store: R42Store, key: str, token: str) -> None:
     drop = {"decided_by", "decided_at", "suggestion_id", "decision_token"}
 
     def reopen(current: Any) -> Any:

@@ -18,9 +18,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from services.r42.ports import R42Store
 from services.r42.prompts import GREETING, HISTORY_TRUNCATED
 from shared.bus import ClearReply
-from shared.store import Store, ThreadMessage, utcnow
+from shared.store import ThreadMessage, utcnow
 
 MAX_TURNS_SENT = 12
 
@@ -67,7 +68,7 @@ def greeting_message(now: datetime | None = None) -> ThreadMessage:
     return ThreadMessage(role="assistant", text=GREETING, at=now or utcnow())
 
 
-async def load_thread(store: Store, user_id: str) -> list[ThreadMessage]:
+async def load_thread(store: R42Store, user_id: str) -> list[ThreadMessage]:
     """The user's thread, seeded with the greeting when it is empty."""
     history = await store.threads.get(user_id)
     if history:
@@ -77,7 +78,7 @@ async def load_thread(store: Store, user_id: str) -> list[ThreadMessage]:
     return [greeting]
 
 
-async def clear_thread(*, store: Store, user_id: str) -> ClearReply:
+async def clear_thread(*, store: R42Store, user_id: str) -> ClearReply:
     """Wipe the user's thread and reseed the greeting."""
     removed = await store.threads.clear(user_id)
     await store.threads.append(user_id, [greeting_message()])

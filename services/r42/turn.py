@@ -24,7 +24,7 @@ from typing import Any
 
 from services.r42.knowledge import KbCache, KbSnapshot, turn_context
 from services.r42.lookup import LookupResult, lookup_topic
-from services.r42.offline import offline_answer, plan_step
+from services.r42.ports import R42Store
 from services.r42.prompts import (
     APOLOGY,
     EMPTY_HINT,
@@ -33,14 +33,14 @@ from services.r42.prompts import (
     QUIZ_REFUSAL,
     system_blocks,
 )
-from services.r42.proposals import effective_admin, save_proposal, summarize_delta, to_kb_delta
+from services.r42.proposals import effective_admin, save_proposal
 from services.r42.thread import history_messages, load_thread
 from services.r42.tools import LOOKUP_TOOL_NAME, PROPOSE_TOOL_NAME, TOOLS
 from shared.bus import ChatReply, ChatRequest, Proposal, SourceRef
 from shared.errors import R42Error
 from shared.kb import GraphDelta, fold_text, validate_delta
-from shared.llm import OfflineProvider, ToolUse, call_llm, get_runtime
-from shared.store import Store, ThreadMessage, Topic, utcnow
+from shared.llm import ToolUse, call_llm
+from shared.store import ThreadMessage, Topic, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ def new_error_ref() -> str:
 
 
 async def chat_turn(
-    *, store: Store, kb: KbCache, request: ChatRequest, admins: Collection[str] = ()
+    *, store: R42Store, kb: KbCache, request: ChatRequest, admins: Collection[str] = ()
 ) -> ChatReply:
     """Answer one chat message (see the module docstring for the rules)."""
     text = request.text.strip()
@@ -124,7 +124,7 @@ def _expected_failure(exc: Exception) -> bool:
 
 async def _converse(
     *,
-    store: Store,
+    store: R42Store,
     kb: KbCache,
     request: ChatRequest,
     question: str,
@@ -141,15 +141,10 @@ async def _converse(
         *history_messages(history),
         {"role": "user", "content": question},
     ]
-    offline = get_runtime().provider.name == OfflineProvider.name
     turn = _Turn()
     for round_no in range(1, MAX_TOOL_ROUNDS + 1):
-        if len(turn.lookups) >= MAX_LOOKUPS or round_no == MAX_TOOL_ROUNDS:
-            choice = _TOOL_NONE
-        elif offline:
-            choice = plan_step(question=question, snapshot=snapshot, messages=messages)
-        else:
-            choice = _TOOL_AUTO
+        last_round = len(turn.lookups) >= MAX_LOOKUPS or round_no == MAX_TOOL_ROUNDS
+        choice = _TOOL_NONE if last_round else _TOOL_AUTO
         result = await call_llm(
             task=TASK, tier=TIER, system=system, messages=messages, tools=TOOLS,
             tool_choice=choice, max_tokens=ANSWER_MAX_TOKENS,
@@ -163,29 +158,15 @@ async def _converse(
             for use in result.tool_uses
         ]
         messages.append({"role": "user", "content": results})
-    answer = result.text.strip()
-    if offline:
-        answer = offline_answer(
-            context=context, snapshot=snapshot, lookups=turn.lookups,
-            proposal=_draft(turn.delta),
-        )  # fmt: skip
-    answer = answer or NO_ANSWER
+    answer = result.text.strip() or NO_ANSWER
     sources = answer_sources(
         answer, lookups=turn.lookups, context_ids=context.topic_ids, topics=snapshot.topics
     )
     return answer, sources, turn
 
 
-def _draft(delta: GraphDelta | None) -> Proposal | None:
-    # The offline answer quotes the summary before the proposal is stored under its id.
-    if delta is None:
-        return None
-    kb_delta = to_kb_delta(delta)
-    return Proposal(id="draft", delta=kb_delta, summary=summarize_delta(kb_delta))
-
-
 async def _run_tool(
-    use: ToolUse, *, store: Store, snapshot: KbSnapshot, turn: _Turn
+    use: ToolUse, *, store: R42Store, snapshot: KbSnapshot, turn: _Turn
 ) -> dict[str, Any]:
     if use.name == LOOKUP_TOOL_NAME:
         if len(turn.lookups) >= MAX_LOOKUPS:

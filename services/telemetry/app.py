@@ -1,21 +1,32 @@
-"""Wiring of the telemetry service."""
+"""Wiring of the telemetry service: one durable consumer of llm.call.logged."""
 
 from __future__ import annotations
 
-from services.telemetry.handlers import store_call
-from shared.bus import LLMCallLogged, subscribe_event
-from shared.runtime.service import ServiceContext
+from dataclasses import dataclass
+from functools import partial
+
+from services.telemetry import handlers
+from services.telemetry.handlers import CallLog
+from shared.bus import LLMCallLogged
+from shared.runtime.service import ServiceContext, ServiceSpec, Subscription
 
 DURABLE = "telemetry"
 
 
-async def register(ctx: ServiceContext) -> None:
-    """Subscribe to llm.call.logged with one durable consumer shared by replicas."""
+@dataclass(frozen=True)
+class TelemetryDeps:
+    """The telemetry service's one port: the call log it writes."""
 
-    async def on_call(event: LLMCallLogged) -> None:
-        await store_call(event, store=ctx.store)
+    calls: CallLog
 
-    subscribe_event(
-        ctx.broker, LLMCallLogged, durable=DURABLE, handler=on_call, namespace=ctx.namespace,
-        max_workers=4,
+
+def build(ctx: ServiceContext) -> ServiceSpec[TelemetryDeps]:
+    """One durable consumer shared by replicas, writing to the llm_calls collection."""
+    deps = TelemetryDeps(calls=ctx.store.llm_calls)
+    return ServiceSpec(
+        deps=deps,
+        subscriptions=[
+            Subscription(LLMCallLogged, DURABLE, partial(handlers.on_call_logged, deps.calls),
+                         max_workers=4),
+        ],
     )  # fmt: skip

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from shared.bus import LLMCallLogged
-from shared.store import Store
+from shared.llm import LLMCallRecord
 
 
-async def store_call(event: LLMCallLogged, *, store: Store) -> None:
+class CallLog(Protocol):
+    """The write side of the llm_calls collection this service owns."""
+
+    async def add(self, record: LLMCallRecord, *, call_id: str) -> object:
+        """Store one call record (a repeated call_id stores nothing new)."""
+        ...
+
+
+async def on_call_logged(calls: CallLog, event: LLMCallLogged) -> None:
     """Persist the call record; a redelivery with the same event id stores nothing new."""
-    await store.llm_calls.add(event.record, call_id=event.event_id)
+    await calls.add(event.record, call_id=event.event_id)

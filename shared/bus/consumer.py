@@ -20,7 +20,7 @@ from nats.js.api import DeliverPolicy
 
 from shared.bus.broker import publish_event
 from shared.bus.envelope import Event, derived_event_id
-from shared.bus.events import DeadLetter, SourceFailed
+from shared.bus.events import DeadLetter
 from shared.bus.registry import REGISTRY, parse_event, peek_event_id
 from shared.bus.streams import stream_for_subject
 from shared.bus.subjects import (
@@ -36,6 +36,8 @@ log = logging.getLogger(__name__)
 
 E = TypeVar("E", bound=Event)
 Handler = Callable[[E], Awaitable[None]]
+# A service's own event for a delivery it gave up on (e.g. source.failed); the bus adds none.
+OnFailure = Callable[[Any, str], Event | None]
 
 _DURABLE_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _ERROR_MAX = 4000
@@ -88,25 +90,16 @@ def _error_text(exc: BaseException) -> str:
 def failure_event(
     event: Event, exc: BaseException, delivery: Delivery, *, logical_subject: str, actor: str
 ) -> Event | None:
-    """What to publish when a consumer gives up on `event` (None for a dead letter itself)."""
+    """The `failed.<subject>` dead letter for a consumer giving up (None for one itself)."""
     if logical_subject.startswith(FAILED_PREFIX):
         return None  # a failing dead-letter consumer must not feed itself
-    error = _error_text(exc)
-    if event.FAILS_AS_SOURCE:
-        return SourceFailed(
-            event_id=derived_event_id(SourceFailed.SUBJECT, event.event_id, delivery.consumer),
-            correlation_id=event.correlation_id,
-            actor=actor,
-            source_id=event.source_id,  # type: ignore[attr-defined]
-            error=error,
-        )
     return DeadLetter(
         event_id=derived_event_id(FAILED_PREFIX, event.event_id, delivery.consumer),
         correlation_id=event.correlation_id,
         actor=actor,
         original_subject=logical_subject,
         original_event_id=event.event_id,
-        error=error,
+        error=_error_text(exc),
         deliveries=delivery.num_delivered,
         consumer=delivery.consumer,
         stream=delivery.stream,
@@ -134,6 +127,7 @@ class _Consumer:
     ack_wait: float
     nack_delay: float
     max_nack_delay: float
+    on_failure: OnFailure | None = None
 
     async def process(self, message: Any) -> None:
         raw = message.raw_message
@@ -181,19 +175,21 @@ class _Consumer:
             await message.nack(delay=delay)
             return
         logical = strip_namespace(delivery.subject, self.namespace)
-        failure = failure_event(event, exc, delivery, logical_subject=logical, actor=self.actor)
+        failures = [failure_event(event, exc, delivery, logical_subject=logical, actor=self.actor)]
+        if self.on_failure is not None and not logical.startswith(FAILED_PREFIX):
+            failures.append(self.on_failure(event, _error_text(exc)))
         reported = ""
-        if failure is not None:
+        for failure in (f for f in failures if f is not None):
             try:
                 await publish_event(self.broker, failure, namespace=self.namespace)
-                reported = f", published {failure.subject}"
+                reported += f", published {failure.subject}"
             except R42Error as pub_exc:
                 if not delivery.last:
                     # Without the failure event nobody would learn of it: try again later.
                     log.warning("could not publish %s, will retry: %s", failure.subject, pub_exc)
                     await message.nack(delay=delay)
                     return
-                reported = f", could not publish {failure.subject} ({pub_exc})"
+                reported += f", could not publish {failure.subject} ({pub_exc})"
         log.error(
             "gave up on %s (event_id=%s) after %d deliveries%s: %s",
             delivery.subject, event.event_id, delivery.num_delivered, reported, _error_text(exc),
@@ -221,14 +217,16 @@ def subscribe_event[E: Event](
     max_nack_delay: float = 60.0,
     max_workers: int = 1,
     fetch_timeout: float = 5.0,
+    on_failure: OnFailure | None = None,
 ) -> Any:
     """Register a durable pull consumer that hands typed events to `handler`, acking explicitly.
 
     Success → ack. TransientError (or is_transient) → nack, redelivered after
     nack_delay·2^(n-1) (capped), at most max_deliver times. Anything else, or a transient
-    error on the last delivery → term + `source.failed` (source inputs) or
-    `failed.<subject>` (DeadLetter). Malformed payloads are termed and logged. Replicas
-    using the same `durable` share the work. Register before start_broker.
+    error on the last delivery → term + `failed.<subject>` (DeadLetter), plus the event
+    `on_failure(event, error)` returns (a service's own failure event). Malformed payloads
+    are termed and logged. Replicas using the same `durable` share the work. Register
+    before start_broker.
     """
     if not (isinstance(event_cls, type) and issubclass(event_cls, Event)):
         raise ConfigError(f"subscribe_event needs an Event subclass, got {event_cls!r}")
@@ -245,6 +243,7 @@ def subscribe_event[E: Event](
         broker=broker, handler=handler, namespace=namespace,
         actor=actor or durable, max_deliver=max_deliver, ack_wait=ack_wait,
         nack_delay=nack_delay, max_nack_delay=max(max_nack_delay, nack_delay),
+        on_failure=on_failure,
     )  # fmt: skip
     wire_subject = ns_subject(logical, namespace)
     config = ConsumerConfig(

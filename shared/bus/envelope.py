@@ -45,8 +45,6 @@ class Event(BaseModel):
     """The logical subject (without namespace) this model is published on."""
     SCHEMA_VERSIONS: ClassVar[frozenset[int]] = frozenset({1})
     """Versions this model accepts; the highest is what it writes."""
-    FAILS_AS_SOURCE: ClassVar[bool] = False
-    """A permanent consumer failure is reported as `source.failed` instead of a dead letter."""
 
     event_id: str = Field(
         default_factory=new_event_id,

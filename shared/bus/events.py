@@ -72,7 +72,6 @@ class SourceUploaded(Event):
     """A source's text is stored and ready for extraction."""
 
     SUBJECT: ClassVar[str] = "source.uploaded"
-    FAILS_AS_SOURCE: ClassVar[bool] = True
 
     source_id: Id
     name: str = Field(min_length=1, max_length=500)
@@ -86,7 +85,6 @@ class SourceCancelled(Event):
     """Stop extracting a source."""
 
     SUBJECT: ClassVar[str] = "source.cancelled"
-    FAILS_AS_SOURCE: ClassVar[bool] = True
 
     source_id: Id
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 SYNC_HANDBOOK_SUBJECT = "rpc.extractor.sync_handbook"
@@ -26,3 +28,39 @@ class HandbookSyncReply(BaseModel):
     unchanged: int = Field(default=0, ge=0)
     failed: int = Field(default=0, ge=0)
     message: str = Field(default="", max_length=4000)
+
+
+KB_IMPORT_SUBJECT = "rpc.extractor.kb_import"
+"""The operator's `r42 kb import` while the stack runs: KbImportRequest → KbImportReply."""
+
+
+class KbImportRequest(BaseModel):
+    """A graph document ({"topics": [...], "relations": [...]}) for the KG owner to import."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    doc: dict[str, Any]
+    skip_invalid: bool = False
+    actor: str = Field(default="cli", min_length=1, max_length=200)
+
+
+class KbImportProblem(BaseModel):
+    """One rejected row of an import document."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    section: Literal["topics", "relations"]
+    index: int
+    ident: str
+    reason: str
+
+
+class KbImportReply(BaseModel):
+    """What was imported, or (rejected) why nothing was."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    topics: int = Field(default=0, ge=0)
+    relations: int = Field(default=0, ge=0)
+    rejected: bool = False
+    problems: list[KbImportProblem] = Field(default_factory=list)

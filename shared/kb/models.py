@@ -39,7 +39,7 @@ class KbInputError(BadInputError, ValueError):
 class TopicLike(Protocol):
     """What the KB logic reads from a topic (the store's Topic has these attributes)."""
 
-    # Read-only, so models whose fields are narrower (Literal types) still match.
+    # Read-only members: a frozen model with narrower (Literal) field types still matches.
     @property
     def id(self) -> str: ...
     @property
@@ -56,10 +56,14 @@ class TopicLike(Protocol):
 class RelationLike(Protocol):
     """What the KB logic reads from a relation (the store's Relation has these attributes)."""
 
-    source: str
-    target: str
-    type: str
-    description: str
+    @property
+    def source(self) -> str: ...
+    @property
+    def target(self) -> str: ...
+    @property
+    def type(self) -> str: ...
+    @property
+    def description(self) -> str | None: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,17 +24,26 @@ from shared.llm.pricing import Price, cost_usd, price_for
 from shared.llm.providers import (
     OFFLINE_MODEL,
     OFFLINE_PREFIX,
+    OfflineHandler,
+    OfflinePlans,
     OfflineProvider,
     OfflineRequest,
+    OfflineStep,
+    OfflineTurn,
     Provider,
     ProviderReply,
     ProviderRequest,
-    register_offline_handler,
-    unregister_offline_handler,
 )
 from shared.llm.result import LLMResult, Usage
 from shared.llm.retry import RetryPolicy, parse_retry_after
-from shared.llm.runtime import TIERS, LLMRuntime, configure_llm, get_runtime, reset_llm
+from shared.llm.runtime import (
+    TIERS,
+    LLMRuntime,
+    configure_llm,
+    get_runtime,
+    reset_llm,
+    use_runtime,
+)
 from shared.llm.telemetry import (
     LLMCallRecord,
     LoggingSink,
@@ -66,8 +75,12 @@ __all__ = [
     "LoggingSink",
     "MemorySink",
     "NatsKvLimiter",
+    "OfflineHandler",
+    "OfflinePlans",
     "OfflineProvider",
     "OfflineRequest",
+    "OfflineStep",
+    "OfflineTurn",
     "Permit",
     "Price",
     "Provider",
@@ -89,7 +102,6 @@ __all__ = [
     "parse_retry_after",
     "parse_text_output",
     "price_for",
-    "register_offline_handler",
     "reset_llm",
-    "unregister_offline_handler",
+    "use_runtime",
 ]

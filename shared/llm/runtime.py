@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import logging
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from shared.config import Settings, build_settings
 from shared.errors import ConfigError
 from shared.llm.limiting import Limiter
 from shared.llm.providers.base import Provider
-from shared.llm.providers.offline import OfflineProvider
+from shared.llm.providers.offline import OfflinePlans, OfflineProvider
 from shared.llm.retry import RetryPolicy
 from shared.llm.telemetry import LoggingSink, TelemetrySink
 
@@ -38,14 +39,19 @@ class LLMRuntime:
 
 
 _runtime: LLMRuntime | None = None
+# A service host's own runtime for the tasks it starts (several services in one process,
+# as in tests and `r42 up --embedded`, each keep their provider, plans and telemetry).
+_scoped: ContextVar[LLMRuntime | None] = ContextVar("r42_llm_runtime", default=None)
 
 
-def _build_provider(settings: Settings, choice: Provider | str | None) -> Provider:
+def _build_provider(
+    settings: Settings, choice: Provider | str | None, offline_plans: OfflinePlans | None
+) -> Provider:
     if choice is not None and not isinstance(choice, str):
         return choice
     name = choice or settings.llm_provider
     if name == "offline":
-        return OfflineProvider()
+        return OfflineProvider(offline_plans)
     if name != "anthropic":
         raise ConfigError(f"unknown LLM provider {name!r}; expected 'anthropic' or 'offline'")
     if settings.anthropic_api_key is None or not settings.anthropic_api_key.get_secret_value():
@@ -69,15 +75,20 @@ def configure_llm(
     limiter: Limiter | None = None,
     provider: Provider | str | None = None,
     retry: RetryPolicy | None = None,
+    offline_plans: OfflinePlans | None = None,
 ) -> LLMRuntime:
-    """Set the process-wide LLM runtime (call once at start-up); returns it."""
+    """Set the process-wide LLM runtime (call once at start-up); returns it.
+
+    `offline_plans` are the calling service's stand-ins for the model, used only when the
+    provider is the offline one.
+    """
     global _runtime
     for tier in TIERS:
         if not settings.model_for_tier(tier):
             raise ConfigError(f"no model configured for tier {tier!r}")
     runtime = LLMRuntime(
         settings=settings,
-        provider=_build_provider(settings, provider),
+        provider=_build_provider(settings, provider, offline_plans),
         sink=sink if sink is not None else LoggingSink(),
         limiter=limiter,
         retry=retry or RetryPolicy(),
@@ -87,8 +98,16 @@ def configure_llm(
     return runtime
 
 
+def use_runtime(runtime: LLMRuntime) -> None:
+    """Make `runtime` the one of this context and of every task started from it."""
+    _scoped.set(runtime)
+
+
 def get_runtime() -> LLMRuntime:
-    """The configured runtime; configures from the environment on first use if nobody did."""
+    """This context's runtime, else the process's; configured from the environment if none."""
+    scoped = _scoped.get()
+    if scoped is not None:
+        return scoped
     if _runtime is None:
         return configure_llm(build_settings())
     return _runtime

@@ -1,128 +1,331 @@
-"""The host every service runs in: settings, bus, store, LLM runtime, then its handlers."""
+"""The host every service runs in: settings, bus, store, LLM runtime, then its handlers.
+
+One convention for every backend service (extractor, content, quiz, r42, telemetry):
+
+- `services/<name>/app.py` defines `build(ctx: ServiceContext) -> ServiceSpec`. It reads the
+  typed context the host made (settings, broker, store, limiter, telemetry sink), builds the
+  service's own typed dependencies (`spec.deps`: narrow store ports, a publisher, its
+  settings) and returns what the service serves: durable JetStream `subscriptions`, `rpc`
+  servers, core-NATS `broadcasts` every replica hears, `offline_plans` (the offline LLM
+  provider's stand-ins, injected when the host builds the LLM runtime), `on_started` steps,
+  `background` loops and `closers`. `build` does no I/O: the host connects, subscribes,
+  starts the broker, serves, then runs the steps.
+- `handlers.py` is thin (parse, call the domain, publish); domain modules are plain
+  keyword-only async functions that get the ports they use, never the context.
+
+`python -m services.<name>` calls `service_main(name, build=build)`. Tests start the same
+service in-process with `start_service(name, build=build, settings=..., namespace=...)`.
+The `register` / `on_started` hooks remain only for the gateway until it adopts `build`.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import signal
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from faststream.nats import NatsBroker
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from shared.config import Settings, build_settings, redact_url
 from shared.errors import ConfigError, R42Error
-from shared.llm import Limiter, LimiterConfig, configure_llm, open_limiter, reset_llm
+from shared.llm import (
+    Limiter,
+    LimiterConfig,
+    LLMRuntime,
+    OfflinePlans,
+    configure_llm,
+    open_limiter,
+    reset_llm,
+    use_runtime,
+)
 from shared.store import Store, open_store
 
+if TYPE_CHECKING:
+    from shared.bus import BusTelemetrySink, Event
+
 log = logging.getLogger(__name__)
+
+Step = Callable[[], Awaitable[object]]
+Closer = Callable[[], Awaitable[object]]
+
+
+@dataclass(frozen=True)
+class Subscription:
+    """A durable JetStream consumer of one event type (replicas share `durable`)."""
+
+    event: type[Event]
+    durable: str
+    handler: Callable[[Any], Awaitable[None]]
+    max_deliver: int = 5
+    ack_wait: float = 30.0
+    nack_delay: float = 1.0
+    max_nack_delay: float = 60.0
+    max_workers: int = 1
+    on_failure: Callable[[Any, str], Event | None] | None = None
+
+
+@dataclass(frozen=True)
+class Rpc:
+    """A request/reply server on an `rpc.` subject, in a queue group shared by replicas."""
+
+    subject: str
+    request_model: type[BaseModel]
+    handler: Callable[[Any], Awaitable[BaseModel]]
+    max_concurrency: int = 16
+
+
+@dataclass(frozen=True)
+class Broadcast:
+    """A core-NATS subscription without a queue group: every replica hears every event."""
+
+    event: type[Event]
+    handler: Callable[[Any], Awaitable[None]]
+
+
+@dataclass
+class ServiceSpec[D]:
+    """What a service's `build` returns: its dependencies and everything it serves."""
+
+    deps: D
+    subscriptions: Sequence[Subscription] = ()
+    rpc: Sequence[Rpc] = ()
+    broadcasts: Sequence[Broadcast] = ()
+    offline_plans: OfflinePlans | None = None
+    on_started: Sequence[Step] = ()
+    background: Sequence[Callable[[], Coroutine[Any, Any, None]]] = ()
+    closers: Sequence[Closer] = ()
 
 
 @dataclass
 class ServiceContext:
-    """What a service's handlers get: its name, settings, broker, store and LLM limiter."""
+    """The typed context the host builds once per process and hands to `build`."""
 
     name: str
     settings: Settings
     broker: NatsBroker
     store: Store
     nats_url: str
+    telemetry: BusTelemetrySink
     namespace: str = ""
     limiter: Limiter | None = None
+    llm: LLMRuntime | None = None
+    spec: ServiceSpec[Any] | None = None
+    closers: list[Closer] = field(default_factory=list)
+    # Legacy register/on_started hooks (the gateway) keep their objects here.
     extras: dict[str, Any] = field(default_factory=dict)
-    closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+
+    async def publish(self, event: Event) -> None:
+        """Publish an event in this service's bus namespace (JetStream ack awaited)."""
+        from shared.bus import publish_event
+
+        await publish_event(self.broker, event, namespace=self.namespace)
 
 
+Build = Callable[[ServiceContext], ServiceSpec[Any]]
 Register = Callable[[ServiceContext], Awaitable[None]]
 
 
 def resolve_nats_url(settings: Settings) -> str:
     """NATS_URL, else the embedded server recorded by a running `r42 up` in the data dir."""
-    if settings.nats_url:
-        return settings.nats_url
-    from shared.runtime.state import read_state
-
-    state = read_state(settings.data_dir)
-    if state is None:
+    url = live_nats_url(settings)
+    if url is None:
         raise ConfigError(
             f"no NATS server: set NATS_URL or start the stack with `r42 up` "
             f"(no runtime state in {settings.data_dir})"
         )
-    return state.nats_url
+    return url
+
+
+def live_nats_url(settings: Settings) -> str | None:
+    """NATS_URL, else the running stack's server, else None (callers may work in-process)."""
+    if settings.nats_url:
+        return settings.nats_url
+    from shared.runtime.state import find_running
+
+    state = find_running(settings.data_dir)
+    return state.nats_url if state is not None else None
+
+
+def _offline_plans(settings: Settings, spec: ServiceSpec[Any] | None) -> OfflinePlans | None:
+    if spec is None or settings.llm_provider != "offline":
+        return None
+    return spec.offline_plans
+
+
+async def _serve(ctx: ServiceContext, spec: ServiceSpec[Any]) -> None:
+    """Broadcasts, then on_started steps, rpc servers and background loops of `spec`."""
+    from shared.bus import serve_rpc
+
+    for broadcast in spec.broadcasts:
+        await _listen(ctx, broadcast)
+    for step in spec.on_started:
+        await step()
+    for rpc in spec.rpc:
+        server = await serve_rpc(
+            ctx.broker, rpc.subject, request_model=rpc.request_model, handler=rpc.handler,
+            namespace=ctx.namespace, max_concurrency=rpc.max_concurrency,
+        )  # fmt: skip
+        ctx.closers.append(server.stop)
+    for loop in spec.background:
+        task: asyncio.Task[None] = asyncio.create_task(loop(), name=f"{ctx.name}-background")
+        ctx.closers.append(_canceller(task))
+
+
+def _canceller(task: asyncio.Task[None]) -> Closer:
+    async def cancel() -> None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+
+    return cancel
+
+
+async def _listen(ctx: ServiceContext, broadcast: Broadcast) -> None:
+    from shared.bus import ns_subject, parse_event
+
+    async def on_message(msg: Any) -> None:
+        try:
+            event = parse_event(msg.subject, msg.data, namespace=ctx.namespace)
+        except R42Error as exc:
+            log.warning("ignoring a malformed %s broadcast: %s", broadcast.event.SUBJECT, exc)
+            return
+        if isinstance(event, broadcast.event):
+            try:
+                await broadcast.handler(event)
+            except Exception:  # one bad broadcast must not end the subscription
+                log.exception("%s broadcast handler failed", broadcast.event.SUBJECT)
+
+    subject = ns_subject(broadcast.event.SUBJECT, ctx.namespace)
+    sub = await ctx.broker.connection.subscribe(subject, cb=on_message)
+    await ctx.broker.connection.flush()
+
+    async def unsubscribe() -> None:
+        with contextlib.suppress(Exception):
+            await sub.unsubscribe()
+
+    ctx.closers.append(unsubscribe)
+
+
+def _subscribe(ctx: ServiceContext, spec: ServiceSpec[Any]) -> None:
+    from shared.bus import subscribe_event
+
+    for sub in spec.subscriptions:
+        subscribe_event(
+            ctx.broker, sub.event, durable=sub.durable, handler=sub.handler,
+            namespace=ctx.namespace, actor=ctx.name, max_deliver=sub.max_deliver,
+            ack_wait=sub.ack_wait, nack_delay=sub.nack_delay, max_nack_delay=sub.max_nack_delay,
+            max_workers=sub.max_workers, on_failure=sub.on_failure,
+        )  # fmt: skip
 
 
 async def start_service(
     name: str,
     *,
-    register: Register,
+    build: Build | None = None,
+    register: Register | None = None,
     on_started: Register | None = None,
     settings: Settings | None = None,
     namespace: str = "",
 ) -> ServiceContext:
-    """Connect everything, let `register` add subscribers, start the broker, then `on_started`."""
+    """Connect everything, build the service, subscribe, start the broker, then serve.
+
+    Runs in a copy of the caller's context: the service's LLM runtime (with its offline
+    plans and telemetry sink) belongs to the tasks started here, so services sharing a
+    process never answer with each other's plans.
+    """
+    if (build is None) == (register is None):
+        raise ConfigError("start_service needs either build or register")
+    starting = _start(name, build=build, register=register, on_started=on_started,
+                      settings=settings or build_settings(), namespace=namespace)  # fmt: skip
+    return await asyncio.create_task(starting, context=contextvars.copy_context())
+
+
+async def _start(
+    name: str,
+    *,
+    build: Build | None,
+    register: Register | None,
+    on_started: Register | None,
+    settings: Settings,
+    namespace: str,
+) -> ServiceContext:
     from shared.bus import BusTelemetrySink, build_broker, start_broker
 
-    settings = settings or build_settings()
     url = resolve_nats_url(settings)
     broker = build_broker(url, name=f"r42-{name}")
     store = await open_store(settings.store_url)
-    limiter = await open_limiter(
-        mode=settings.limiter,
-        nats_url=url,
-        config=LimiterConfig.model_validate(settings.limits) if settings.limits else None,
-        bucket=settings.limiter_bucket,
-    )
-    sink = BusTelemetrySink(broker, actor=name, namespace=namespace)
-    runtime = configure_llm(settings, sink=sink, limiter=limiter)
-    ctx = ServiceContext(
-        name=name, settings=settings, broker=broker, store=store, nats_url=url,
-        namespace=namespace, limiter=limiter,
-    )  # fmt: skip
-    ctx.extras["telemetry_sink"] = sink
-    ctx.extras["llm_runtime"] = runtime
+    ctx: ServiceContext | None = None
     try:
-        await register(ctx)
+        limiter = await open_limiter(
+            mode=settings.limiter,
+            nats_url=url,
+            config=LimiterConfig.model_validate(settings.limits) if settings.limits else None,
+            bucket=settings.limiter_bucket,
+        )
+        sink = BusTelemetrySink(broker, actor=name, namespace=namespace)
+        ctx = ServiceContext(
+            name=name, settings=settings, broker=broker, store=store, nats_url=url,
+            telemetry=sink, namespace=namespace, limiter=limiter,
+        )  # fmt: skip
+        ctx.spec = build(ctx) if build is not None else None
+        ctx.llm = configure_llm(
+            settings, sink=sink, limiter=limiter, offline_plans=_offline_plans(settings, ctx.spec)
+        )
+        use_runtime(ctx.llm)
+        if ctx.spec is not None:
+            ctx.closers.extend(ctx.spec.closers)
+            _subscribe(ctx, ctx.spec)
+        elif register is not None:
+            await register(ctx)
         await start_broker(broker, namespace=namespace)
-        if on_started is not None:
+        if ctx.spec is not None:
+            await _serve(ctx, ctx.spec)
+        elif on_started is not None:
             await on_started(ctx)
     except BaseException:
-        await stop_service(ctx)
+        if ctx is not None:
+            await stop_service(ctx)
+        else:
+            with contextlib.suppress(Exception):
+                await store.close()
         raise
     log.info("%s started (nats %s)", name, redact_url(url))
     return ctx
 
 
 async def stop_service(ctx: ServiceContext) -> None:
-    """Stop in reverse order; telemetry is flushed before the broker goes."""
+    """Stop in reverse order: work first, then telemetry is drained before the broker goes."""
     for closer in reversed(ctx.closers):
         with contextlib.suppress(Exception):
             await closer()
-    sink = ctx.extras.get("telemetry_sink")
-    if sink is not None:
-        with contextlib.suppress(Exception):
-            await sink.aclose()
+    with contextlib.suppress(Exception):
+        await ctx.telemetry.aclose()
     with contextlib.suppress(Exception):
         await ctx.broker.stop()
-    if ctx.limiter is not None and hasattr(ctx.limiter, "aclose"):
+    aclose = getattr(ctx.limiter, "aclose", None)
+    if aclose is not None:
         with contextlib.suppress(Exception):
-            await ctx.limiter.aclose()  # type: ignore[attr-defined]
+            await aclose()
     with contextlib.suppress(Exception):
         await ctx.store.close()
-    runtime = ctx.extras.get("llm_runtime")
-    if runtime is not None:
+    if ctx.llm is not None:
         with contextlib.suppress(Exception):
-            await runtime.aclose()  # close the HTTP pool on this loop, before it ends
+            await ctx.llm.aclose()  # close the HTTP pool on this loop, before it ends
     reset_llm()
 
 
 async def serve_until_stopped(
     name: str,
     *,
-    register: Register,
+    build: Build | None = None,
+    register: Register | None = None,
     on_started: Register | None = None,
     settings: Settings | None = None,
     namespace: str = "",
@@ -133,8 +336,9 @@ async def serve_until_stopped(
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     ctx = await start_service(
-        name, register=register, on_started=on_started, settings=settings, namespace=namespace
-    )
+        name, build=build, register=register, on_started=on_started, settings=settings,
+        namespace=namespace,
+    )  # fmt: skip
     try:
         await stop.wait()
     finally:
@@ -143,7 +347,12 @@ async def serve_until_stopped(
 
 
 def service_main(
-    name: str, *, register: Register, on_started: Register | None = None, namespace: str = ""
+    name: str,
+    *,
+    build: Build | None = None,
+    register: Register | None = None,
+    on_started: Register | None = None,
+    namespace: str = "",
 ) -> None:
     """Entry point of `python -m services.<name>`: logging, then serve until stopped."""
     try:
@@ -158,15 +367,11 @@ def service_main(
         format=f"%(asctime)s %(levelname)s [{name}] %(name)s: %(message)s",
     )
     try:
-        asyncio.run(
-            serve_until_stopped(
-                name,
-                register=register,
-                on_started=on_started,
-                settings=settings,
-                namespace=namespace,
-            )
-        )
+        serving = serve_until_stopped(
+            name, build=build, register=register, on_started=on_started,
+            settings=settings, namespace=namespace,
+        )  # fmt: skip
+        asyncio.run(serving)
     except R42Error as exc:
         # A clear one-line reason for the supervisor's log instead of a traceback.
         print(f"{name}: {exc}", file=sys.stderr)

@@ -36,8 +36,10 @@ LOCKS_KEY = "content.locks"
 HANDLED_KEY = "content.handled_requests"
 CUSTOM_TOPICS_KEY = "content.custom_topics"
 SAMPLE_FLAG = "extractor.sample_handbook"
-# The scope and lifetime under which the content service's handled requests were moved.
+# The scope and lifetime under which the content service's handled requests were moved,
+# and the prefix of its per-topic generation locks.
 CONTENT_REQUESTS_SCOPE = "content.requested"
+CONTENT_LOCK_PREFIX = "content:"
 HANDLED_TTL = timedelta(days=7)
 
 
@@ -99,7 +101,10 @@ def _one(key: str, value: Any, moves: LegacyMoves, now: datetime) -> bool:
         for name, held in value.items():
             until = datetime.fromtimestamp(float(held["until"]), UTC)
             if until > now:  # expired leases are simply gone
-                lease = Lease(name=name, owner=held["owner"], acquired_at=now, expires_at=until)
+                lease = Lease(
+                    name=f"{CONTENT_LOCK_PREFIX}{name}", owner=held["owner"], acquired_at=now,
+                    expires_at=until,
+                )  # fmt: skip
                 moves.leases.append(lease)
     elif key == HANDLED_KEY and isinstance(value, list):
         for record in value:

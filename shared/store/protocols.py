@@ -36,7 +36,13 @@ from shared.store.models_learning import (
     Score,
     ThreadMessage,
 )
+from shared.store.models_provenance import UndoLabel
 from shared.store.models_telemetry import LLMCallRecord
+from shared.store.protocols_provenance import (
+    ChangeLogRepository,
+    CurationRepository,
+    ProvenanceRepository,
+)
 from shared.store.protocols_state import (
     CustomTopicRepository,
     FeedbackRepository,
@@ -64,8 +70,8 @@ class TopicRepository(Protocol):
     async def ids(self) -> set[str]:
         """Every topic id."""
 
-    async def recent_ids(self, limit: int) -> builtins.list[str]:
-        """The `limit` most recently updated topic ids, oldest of them first."""
+    async def recent_ids(self, limit: int = 200) -> builtins.list[str]:
+        """The ids of the most recently updated topics, newest first."""
 
     async def upsert_many(self, topics: Iterable[Topic]) -> int:
         """Insert or update topics in one transaction; returns how many were given."""
@@ -85,6 +91,9 @@ class RelationRepository(Protocol):
 
     async def list(self, *, topic_id: str | None = None, type: str | None = None) -> list[Relation]:
         """All relations (or those touching a topic / of a type), ordered by key."""
+
+    async def touching(self, topic_ids: Iterable[str]) -> builtins.list[Relation]:
+        """The relations with either endpoint among the ids, ordered by key."""
 
     async def upsert_many(self, relations: Iterable[Relation]) -> int:
         """Insert or update relations in one transaction (BadInputError on a missing endpoint)."""
@@ -451,10 +460,26 @@ class Store(Protocol):
     def locks(self) -> LockRepository:
         """Named leases."""
 
+    @property
+    def provenance(self) -> ProvenanceRepository:
+        """Which source chunks assert each topic and relation."""
+
+    @property
+    def curation(self) -> CurationRepository:
+        """Topic fields set by admins."""
+
+    @property
+    def change_log(self) -> ChangeLogRepository:
+        """Before-images of logged graph changes."""
+
     async def apply_kb_changes(
-        self, changes: KbChanges, *, chunk: ChunkMark | None = None
+        self, changes: KbChanges, *, chunk: ChunkMark | None = None, undo: UndoLabel | None = None
     ) -> KbChangeResult:
-        """Apply a graph change atomically; with a chunk, record it merged (once only)."""
+        """Apply a graph change atomically; with a chunk, record it merged (once only).
+
+        With undo, the before-image of everything the change touches is logged under
+        undo.batch_id in the same transaction (a batch id already logged applies nothing).
+        """
 
     async def schema_version(self) -> int:
         """The migration version the store is at."""

@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from services.content import app as content_app
-from services.extractor.app import build_hooks
+from services.extractor import app as extractor_app
 from services.extractor.config import build_extractor_settings
 from services.quiz import app as quiz_app
 from services.r42 import app as r42_app
@@ -96,26 +97,20 @@ async def start_stack(
     max_chunk_chars: int = 400,
 ) -> Stack:
     """Start the chosen services, then the gateway, all in one namespace."""
-    hooks = {
-        "r42": (r42_app.register, r42_app.on_started),
-        "extractor": build_hooks(
-            build_extractor_settings(
-                sample_handbook=False, max_chunk_chars=max_chunk_chars, overlap_chars=0
-            )
-        ),
-        "quiz": (quiz_app.register, quiz_app.on_started),
-        "content": (content_app.register, content_app.on_started),
+    extractor = build_extractor_settings(
+        sample_handbook=False, max_chunk_chars=max_chunk_chars, overlap_chars=0
+    )
+    builds = {
+        "r42": r42_app.build,
+        "extractor": partial(extractor_app.build, extractor=extractor),
+        "quiz": quiz_app.build,
+        "content": content_app.build,
     }
     started: dict[str, ServiceContext] = {}
     try:
         for name in services:
-            register, on_started = hooks[name]
             started[name] = await start_service(
-                name,
-                register=register,
-                on_started=on_started,
-                settings=settings,
-                namespace=namespace,
+                name, build=builds[name], settings=settings, namespace=namespace
             )
         gateway = await start_gateway(settings, fake=fake, namespace=namespace)
     except BaseException:

@@ -6,11 +6,18 @@ import asyncio
 
 import pytest
 
-from shared.bus import KbUpdated, publish_event, subscribe_event
+from shared.bus import KbUpdated, publish_event
 from shared.config import build_settings
 from shared.errors import ConfigError
 from shared.llm import get_runtime
-from shared.runtime.service import ServiceContext, resolve_nats_url, start_service, stop_service
+from shared.runtime.service import (
+    ServiceContext,
+    ServiceSpec,
+    Subscription,
+    resolve_nats_url,
+    start_service,
+    stop_service,
+)
 
 
 async def test_service_receives_events_and_stops(nats_url: str, unique: str, tmp_path) -> None:
@@ -21,12 +28,11 @@ async def test_service_receives_events_and_stops(nats_url: str, unique: str, tmp
         got.append(event)
         seen.set()
 
-    async def register(ctx: ServiceContext) -> None:
-        subscribe_event(ctx.broker, KbUpdated, durable=f"t{unique}", handler=on_kb,
-                        namespace=ctx.namespace)  # fmt: skip
+    def build(ctx: ServiceContext) -> ServiceSpec[None]:
+        return ServiceSpec(deps=None, subscriptions=[Subscription(KbUpdated, f"t{unique}", on_kb)])
 
     settings = build_settings(nats_url=nats_url, store=f"sqlite:///{tmp_path}/s.db", llm="offline")
-    ctx = await start_service("t", register=register, settings=settings, namespace=f"n{unique}")
+    ctx = await start_service("t", build=build, settings=settings, namespace=f"n{unique}")
     try:
         assert get_runtime().provider.name == "offline"
         await publish_event(ctx.broker, KbUpdated(kb_hash="abc", reason="test", actor="t"),

@@ -4,20 +4,24 @@ from shared.llm.providers.base import Provider, ProviderReply, ProviderRequest
 from shared.llm.providers.offline import (
     OFFLINE_MODEL,
     OFFLINE_PREFIX,
+    OfflineHandler,
+    OfflinePlans,
     OfflineProvider,
     OfflineRequest,
-    register_offline_handler,
-    unregister_offline_handler,
+    OfflineStep,
+    OfflineTurn,
 )
 
 __all__ = [
     "OFFLINE_MODEL",
     "OFFLINE_PREFIX",
+    "OfflineHandler",
+    "OfflinePlans",
     "OfflineProvider",
     "OfflineRequest",
+    "OfflineStep",
+    "OfflineTurn",
     "Provider",
     "ProviderReply",
     "ProviderRequest",
-    "register_offline_handler",
-    "unregister_offline_handler",
 ]

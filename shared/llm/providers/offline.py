@@ -1,14 +1,21 @@
-"""The offline provider: deterministic, schema-valid replies derived from the request."""
+"""The offline provider: deterministic, schema-valid replies derived from the request.
+
+A service passes its own plans in (`OfflinePlans`, given to the provider when the host builds
+the LLM runtime): per tool a function that derives the tool input from the request, and per
+conversation a turn function that plays the model's free choice (call a tool or answer in
+text) when the request lets the model choose. Nothing is registered process-wide.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 import json
 import random
 import re
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
@@ -27,13 +34,15 @@ _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
 
 @dataclass(frozen=True)
 class OfflineRequest:
-    """What a registered offline handler sees: the tool asked for and the request's text."""
+    """What an offline plan sees: the tool asked for (None in a free turn) and the request."""
 
-    tool: Tool
+    tool: Tool | None
     system: str
     user: str
     messages: list[dict[str, Any]]
     seed: int
+    tools: tuple[Tool, ...] = ()
+    tool_choice: str = "auto"
 
     @property
     def rng(self) -> random.Random:
@@ -45,22 +54,37 @@ class OfflineRequest:
         return split_sentences(self.user)
 
 
+@dataclass(frozen=True)
+class OfflineStep:
+    """A turn plan's choice: call `tool` (its input from the tool plan), else answer `text`."""
+
+    tool: str | None = None
+    text: str = ""
+
+
 OfflineHandler = Callable[[OfflineRequest], "dict[str, Any] | BaseModel | Awaitable[Any] | None"]
-_HANDLERS: dict[str, OfflineHandler] = {}
+OfflineTurn = Callable[[OfflineRequest], "OfflineStep | Awaitable[OfflineStep]"]
 
 
-def register_offline_handler(tool_name: str, fn: OfflineHandler) -> None:
-    """Let a service derive smarter offline input for its tool (return None to use the default)."""
-    if not isinstance(tool_name, str) or not tool_name:
-        raise LLMInputError("register_offline_handler needs a tool name")
-    if not callable(fn):
-        raise LLMInputError(f"offline handler for {tool_name!r} is not callable")
-    _HANDLERS[tool_name] = fn
+@dataclass(frozen=True)
+class OfflinePlans:
+    """A service's offline stand-ins: tool inputs by tool name, free turns by an offered tool."""
 
+    tools: Mapping[str, OfflineHandler] = field(default_factory=dict)
+    turns: Mapping[str, OfflineTurn] = field(default_factory=dict)
 
-def unregister_offline_handler(tool_name: str) -> None:
-    """Forget a registered handler (tests)."""
-    _HANDLERS.pop(tool_name, None)
+    def __post_init__(self) -> None:
+        for name, fn in [*self.tools.items(), *self.turns.items()]:
+            if not isinstance(name, str) or not name:
+                raise LLMInputError("an offline plan needs a tool name")
+            if not callable(fn):
+                raise LLMInputError(f"offline plan for {name!r} is not callable")
+
+    def merged(self, other: OfflinePlans) -> OfflinePlans:
+        """Both sets of plans (`other` wins on a shared name)."""
+        return OfflinePlans(
+            tools={**self.tools, **other.tools}, turns={**self.turns, **other.turns}
+        )
 
 
 def split_sentences(text: str) -> list[str]:
@@ -94,6 +118,18 @@ class OfflineProvider:
     name = "offline"
     rate_limited = False
 
+    def __init__(self, plans: OfflinePlans | None = None) -> None:
+        self.plans = plans or OfflinePlans()
+
+    @contextlib.contextmanager
+    def using(self, plans: OfflinePlans) -> Iterator[None]:
+        """Answer with `plans` inside the block (an eval playing one service), then as before."""
+        earlier, self.plans = self.plans, plans
+        try:
+            yield
+        finally:
+            self.plans = earlier
+
     async def create(self, request: ProviderRequest) -> ProviderReply:
         """Build a deterministic reply for the request."""
         params = request.params
@@ -112,10 +148,23 @@ class OfflineProvider:
             ),
             "",
         )
-        tool = _chosen_tool(params.get("tool_choice"), request.tools)
+        choice = params.get("tool_choice") or {}
+        tool = _chosen_tool(choice, request.tools)
+        if tool is None and request.tools:
+            turn = next((self.plans.turns[t.name] for t in request.tools
+                         if t.name in self.plans.turns), None)  # fmt: skip
+            if turn is not None:
+                free = OfflineRequest(None, system, user, messages, seed, request.tools,
+                                      str(choice.get("type", "auto")))  # fmt: skip
+                step = await _run_turn(turn, free)
+                if step.tool is None or free.tool_choice == "none":
+                    return _reply([_text_block(step.text)], "end_turn")
+                tool = next((t for t in request.tools if t.name == step.tool), None)
+                if tool is None:
+                    raise LLMOutputError(f"offline turn chose an unoffered tool {step.tool!r}")
         if tool is not None:
-            context = OfflineRequest(tool, system, user, messages, seed)
-            tool_input = await _tool_input(context)
+            context = OfflineRequest(tool, system, user, messages, seed, request.tools)
+            tool_input = await _tool_input(tool, context, self.plans)
             block = {
                 "type": "tool_use",
                 "id": f"toolu_offline_{seed:016x}",
@@ -135,7 +184,7 @@ class OfflineProvider:
         """Nothing to release."""
 
 
-def _chosen_tool(choice: dict[str, Any] | None, tools: tuple[Tool, ...]) -> Tool | None:
+def _chosen_tool(choice: dict[str, Any], tools: tuple[Tool, ...]) -> Tool | None:
     # With tool_choice auto/none the offline model answers in text, which ends any tool loop.
     if not choice or not tools:
         return None
@@ -146,23 +195,33 @@ def _chosen_tool(choice: dict[str, Any] | None, tools: tuple[Tool, ...]) -> Tool
     return None
 
 
-async def _tool_input(context: OfflineRequest) -> dict[str, Any]:
-    handler = _HANDLERS.get(context.tool.name)
+async def _run_turn(turn: OfflineTurn, request: OfflineRequest) -> OfflineStep:
+    try:
+        produced = turn(request)
+        if inspect.isawaitable(produced):
+            produced = await produced
+    except Exception as exc:
+        raise LLMOutputError(f"offline turn plan failed: {exc}") from exc
+    if not isinstance(produced, OfflineStep):
+        raise LLMOutputError("an offline turn plan must return an OfflineStep")
+    return produced
+
+
+async def _tool_input(tool: Tool, context: OfflineRequest, plans: OfflinePlans) -> dict[str, Any]:
+    handler = plans.tools.get(tool.name)
     if handler is not None:
         try:
             produced = handler(context)
             if inspect.isawaitable(produced):
                 produced = await produced
         except Exception as exc:
-            raise LLMOutputError(
-                f"offline handler for tool {context.tool.name!r} failed: {exc}"
-            ) from exc
+            raise LLMOutputError(f"offline handler for tool {tool.name!r} failed: {exc}") from exc
         if isinstance(produced, BaseModel):
             return produced.model_dump(mode="json")
         if produced is not None:
             return dict(produced)
     texts = context.sentences() + split_sentences(context.system)
-    filler = SchemaFiller(context.tool.input_schema, texts=texts, rng=context.rng)
+    filler = SchemaFiller(tool.input_schema, texts=texts, rng=context.rng)
     return filler.fill()
 
 

@@ -1,4 +1,4 @@
-"""MongoDB locks (server-clock leases) and idempotency keys (TTL-indexed)."""
+"""MongoDB locks (leases on the server's clock) and idempotency keys (TTL-indexed)."""
 
 from __future__ import annotations
 
@@ -21,19 +21,23 @@ from shared.store.mongo.state_docs import (
 _LIVE = {"$expr": {"$gt": ["$expires_at", "$$NOW"]}}
 
 
-def acquire_filter(name: str, owner: str) -> dict[str, Any]:
-    """Match the lock only when it is free to take: expired, or held by this owner."""
-    free = {"$or": [{"$lte": ["$expires_at", "$$NOW"]}, {"$eq": ["$owner", {"$literal": owner}]}]}
-    return {"_id": name, "$expr": free}
-
-
 def acquire_update(owner: str, ttl_ms: int) -> list[dict[str, Any]]:
-    """A pipeline update taking (or extending) the lease; acquired_at kept on an extension."""
-    mine = {"$and": [{"$eq": ["$owner", {"$literal": owner}]}, {"$gt": ["$expires_at", "$$NOW"]}]}
+    """A pipeline update that takes the lease only when it is free (absent, expired or ours).
+
+    The server refuses $expr in the filter of an upsert, so the whole decision is made by
+    the update itself: a lease held by someone else is rewritten with its own values.
+    Every reference in one $set stage reads the document as it was before the update.
+    """
+    me = {"$literal": owner}
+    absent = {"$eq": [{"$type": "$owner"}, "missing"]}
+    free = {"$or": [absent, {"$lte": ["$expires_at", "$$NOW"]}, {"$eq": ["$owner", me]}]}
+    still_mine = {"$and": [{"$eq": ["$owner", me]}, {"$gt": ["$expires_at", "$$NOW"]}]}
     stage = {
-        "owner": {"$literal": owner},
-        "acquired_at": {"$cond": [mine, "$acquired_at", "$$NOW"]},
-        "expires_at": {"$add": ["$$NOW", ttl_ms]},
+        "owner": {"$cond": [free, me, "$owner"]},
+        "acquired_at": {
+            "$cond": [free, {"$cond": [still_mine, "$acquired_at", "$$NOW"]}, "$acquired_at"]
+        },
+        "expires_at": {"$cond": [free, {"$add": ["$$NOW", ttl_ms]}, "$expires_at"]},
     }
     return [{"$set": stage}]
 
@@ -55,13 +59,13 @@ class MongoLocks:
         need(owner, "a lock needs an owner")
         try:
             doc = await self._db["locks"].find_one_and_update(
-                acquire_filter(name, owner),
+                {"_id": name},
                 acquire_update(owner, _ttl_ms(ttl_s)),
                 upsert=True,
                 return_document=ReturnDocument.AFTER,
             )
         except DuplicateKeyError:
-            return False  # the lock exists and the filter refused it: someone else holds it
+            return False  # two first takers raced to insert; the other one won
         return doc is not None and doc.get("owner") == owner
 
     async def renew(self, name: str, owner: str, *, ttl_s: float) -> bool:

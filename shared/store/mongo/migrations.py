@@ -79,10 +79,6 @@ class MongoMigration:
     apply: Callable[[MongoDb], Awaitable[None]]
 
 
-async def _topics_recent_index(db: MongoDb) -> None:
-    await db["topics"].create_index([("updated_at", -1), ("_id", -1)], name="topics_updated_at")
-
-
 MIGRATIONS: tuple[MongoMigration, ...] = (
     MongoMigration(1, "indexes (unique topic id, relation key, one active attempt, …)", _indexes),
     MongoMigration(2, "topics.relevance_locked, default false", _relevance_locked),
@@ -92,7 +88,9 @@ MIGRATIONS: tuple[MongoMigration, ...] = (
         5, "collections of proposals, feedback, uploads, keys, flags, locks", state_indexes
     ),
     MongoMigration(6, "settings documents move into their own collections", move_settings),
-    MongoMigration(7, "index topics by updated_at", _topics_recent_index),
+    MongoMigration(
+        7, "assertions, topic curation, change log; topics by updated_at", state_indexes
+    ),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

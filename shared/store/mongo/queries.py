@@ -177,7 +177,14 @@ def indexes() -> dict[str, list[IndexModel]]:
         "topics": [
             IndexModel([("type", ASCENDING)]),
             IndexModel([("learning_relevance", ASCENDING)]),
+            IndexModel([("updated_at", DESCENDING)]),
         ],
+        "assertions": [
+            IndexModel([("source_id", ASCENDING), ("version", ASCENDING)]),
+            IndexModel([("kind", ASCENDING), ("subject", ASCENDING)]),
+        ],
+        "topic_curation": [IndexModel([("topic_id", ASCENDING)])],
+        "change_log": [IndexModel([("created_at", DESCENDING)])],
         "relations": [
             IndexModel(
                 [("source", ASCENDING), ("target", ASCENDING), ("type", ASCENDING)],

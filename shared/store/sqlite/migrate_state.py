@@ -102,6 +102,45 @@ CREATE TABLE IF NOT EXISTS locks (
 """
 
 
+PROVENANCE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS assertions (
+    kind TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    source_id TEXT NOT NULL,
+    chunk_index INTEGER NOT NULL,
+    version TEXT NOT NULL DEFAULT '',
+    asserted_at TEXT NOT NULL,
+    PRIMARY KEY (kind, subject, source_id, chunk_index)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS assertions_source ON assertions (source_id, version);
+CREATE TABLE IF NOT EXISTS topic_curation (
+    topic_id TEXT NOT NULL,
+    field TEXT NOT NULL,
+    by TEXT NOT NULL,
+    at TEXT NOT NULL,
+    PRIMARY KEY (topic_id, field)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS change_log (
+    id TEXT PRIMARY KEY,
+    actor TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    created_at TEXT NOT NULL,
+    before TEXT NOT NULL,
+    undone_at TEXT,
+    undone_by TEXT
+);
+CREATE INDEX IF NOT EXISTS change_log_created ON change_log (created_at);
+CREATE INDEX IF NOT EXISTS topics_updated ON topics (updated_at);
+"""
+
+
+def provenance_tables(conn: sqlite3.Connection) -> None:
+    """Create the assertion, curation and change-log tables and the recent-topics index."""
+    for statement in PROVENANCE_SCHEMA.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
 def state_tables(conn: sqlite3.Connection) -> None:
     """Create the tables of proposals, feedback, uploads, progress, keys, topics, flags, locks."""
     for statement in STATE_SCHEMA.split(";"):

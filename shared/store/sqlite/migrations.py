@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from shared.errors import StoreError
 from shared.store._common import normalise_question_key, utcnow
 from shared.store.sqlite.db import dumps, to_text
-from shared.store.sqlite.migrate_state import move_settings, state_tables
+from shared.store.sqlite.migrate_state import move_settings, provenance_tables, state_tables
 
 _BASE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS topics (
@@ -209,11 +209,6 @@ def _question_difficulty(conn: sqlite3.Connection) -> None:
             )
 
 
-def _topics_recent_index(conn: sqlite3.Connection) -> None:
-    # The extractor's known-ids hint asks for the newest 200 topics on every source.
-    conn.execute("CREATE INDEX IF NOT EXISTS topics_updated_at ON topics (updated_at, id)")
-
-
 @dataclass(frozen=True)
 class Migration:
     """One forward-only schema step."""
@@ -237,7 +232,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         state_tables,
     ),
     Migration(6, "settings rows move into their own tables", move_settings),
-    Migration(7, "index topics by updated_at (newest first, no scan)", _topics_recent_index),
+    Migration(7, "assertions, topic curation, change log; topics by updated_at", provenance_tables),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from shared.llm import reset_llm, unregister_offline_handler
+from shared.llm import reset_llm
 from shared.store import Store, Topic, open_store
 
 ARTICLE: dict[str, Any] = {
@@ -52,11 +52,6 @@ INFOGRAPHIC: dict[str, Any] = {
     "theme": "ocean",
 }  # fmt: skip
 
-CONTENT_TOOLS = (
-    "emit_learning_article", "emit_learning_slides", "emit_learning_infographic",
-    "emit_learning_all", "emit_custom_topic", "set_intro",
-)  # fmt: skip
-
 
 def article(**changes: Any) -> dict[str, Any]:
     """A valid article dict with some fields replaced."""
@@ -92,8 +87,6 @@ async def store(tmp_path: Path) -> AsyncIterator[Store]:
 
 @pytest.fixture(autouse=True)
 def _forget_offline_handlers() -> Any:
-    """Offline handlers are process-wide: leave none behind for other test modules."""
+    """The LLM runtime is process-wide: leave none behind for other test modules."""
     yield
-    for name in CONTENT_TOOLS:
-        unregister_offline_handler(name)
     reset_llm()

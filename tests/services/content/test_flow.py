@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import nats
 import pytest
@@ -22,13 +24,18 @@ from shared.bus import (
     publish_event,
     request,
     stream_for_subject,
-    subscribe_event,
 )
 from shared.bus.content_rpc import REFINE_SUBJECT, RefineReply, RefineRequest
 from shared.config import build_settings
 from shared.errors import BadInputError
-from shared.runtime.service import ServiceContext, start_service, stop_service
-from shared.store import Topic
+from shared.runtime.service import (
+    ServiceContext,
+    ServiceSpec,
+    Subscription,
+    start_service,
+    stop_service,
+)
+from shared.store import Topic, open_store
 from tests.fakes.anthropic_server import FakeAnthropic, slow, tool_reply
 from tests.fakes.fixtures import FAKE_ANTHROPIC_API_KEY
 from tests.services.content.conftest import ARTICLE, SLIDES, TOPICS
@@ -85,21 +92,21 @@ async def service(
     async def on_ready(event: ContentReady) -> None:
         ready.append(event)
 
-    async def register(ctx: ServiceContext) -> None:
-        await ctx.store.topics.upsert_many(TOPICS)
-        await app.register(ctx)
-        subscribe_event(ctx.broker, ContentReady, durable=f"gw{unique}", handler=on_ready,
-                        namespace=ctx.namespace)  # fmt: skip
+    def build(ctx: ServiceContext) -> ServiceSpec[Any]:
+        spec = app.build(ctx)
+        # The requester's side, on the same connection: who hears content.ready.
+        listener = Subscription(ContentReady, f"gw{unique}", on_ready)
+        return replace(spec, subscriptions=[*spec.subscriptions, listener])
 
     settings = build_settings(
         nats_url=nats_url, store=f"sqlite:///{tmp_path / 'flow.db'}", llm="anthropic",
         anthropic_base_url=fake_anthropic.url, anthropic_api_key=FAKE_ANTHROPIC_API_KEY,
         limiter="off",
     )  # fmt: skip
-    ctx = await start_service(
-        "content", register=register, on_started=app.on_started, settings=settings,
-        namespace=f"c{unique}",
-    )  # fmt: skip
+    seeding = await open_store(settings.store_url)
+    await seeding.topics.upsert_many(TOPICS)
+    await seeding.close()
+    ctx = await start_service("content", build=build, settings=settings, namespace=f"c{unique}")
     try:
         yield Running(ctx, ready, f"gw{unique}")
     finally:

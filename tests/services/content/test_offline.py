@@ -8,17 +8,17 @@ import pytest
 
 from services.content.generate import KINDS, ensure_content, read_part
 from services.content.models import Article
-from services.content.offline import register_offline_handlers
+from services.content.offline import offline_plans
 from services.content.refine import refine_article
 from services.content.topics import LearningTopic, get_topic, resolve_or_create
-from shared.llm import LLMRuntime, MemorySink
+from shared.llm import LLMRuntime, MemorySink, OfflineProvider
 from shared.store import Store, open_store
 from tests.services.content.conftest import TOPICS
 
 
 @pytest.fixture
 def offline(offline_llm: LLMRuntime) -> MemorySink:
-    register_offline_handlers()
+    offline_llm.provider = OfflineProvider(offline_plans())
     assert isinstance(offline_llm.sink, MemorySink)
     return offline_llm.sink
 

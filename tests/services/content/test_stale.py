@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from services.content.generate import ensure_content
-from services.content.offline import register_offline_handlers
+from services.content.offline import offline_plans
 from services.content.prompts import PROMPT_VERSION, is_older
 from services.content.stale import find_stale, mark_stale_content, on_kb_updated, regenerate
 from services.content.topics import get_topic
-from shared.llm import LLMRuntime, MemorySink
+from shared.llm import LLMRuntime, MemorySink, OfflineProvider
 from shared.store import Store, Topic
 from tests.services.content.conftest import ARTICLE
 
@@ -18,7 +18,7 @@ TOPIC = "radicale-transparantie"
 
 @pytest.fixture
 def offline(offline_llm: LLMRuntime) -> MemorySink:
-    register_offline_handlers()
+    offline_llm.provider = OfflineProvider(offline_plans())
     assert isinstance(offline_llm.sink, MemorySink)
     return offline_llm.sink
 

@@ -8,22 +8,21 @@ import json
 import re
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import nats
 import pytest
 
-from services.extractor.app import build_hooks
-from services.extractor.config import ExtractorSettings
-from services.extractor.offline import derive_graph, register_offline_handlers
-from services.extractor.pipeline import ExtractOptions
+from services.extractor.app import build
+from services.extractor.config import ExtractOptions, ExtractorSettings
+from services.extractor.offline import derive_graph, offline_plans
 from services.extractor.prompts import split_document_message
-from services.extractor.tools import EMIT_GRAPH_ACTIONS, EMIT_HANDBOOK_DELTA, EMIT_KNOWLEDGE_GRAPH
 from shared.bus import Event, parse_event
 from shared.config import build_settings
 from shared.errors import BadInputError
-from shared.llm import unregister_offline_handler
+from shared.llm import OfflineProvider
 from shared.runtime.service import ServiceContext, start_service, stop_service
 from shared.store import Store, open_store
 from tests.fakes.anthropic_server import FakeAnthropic, Reply, tool_reply
@@ -35,11 +34,9 @@ _PART_RE = re.compile(r'part="(\d+)/(\d+)"')
 
 @pytest.fixture
 def offline_extractor(offline_llm: Any) -> Iterator[Any]:
-    """The offline provider with the extractor's tool handlers registered."""
-    register_offline_handlers()
+    """The offline provider with the extractor's plans, as the service host injects them."""
+    offline_llm.provider = OfflineProvider(offline_plans())
     yield offline_llm
-    for tool in (EMIT_KNOWLEDGE_GRAPH, EMIT_HANDBOOK_DELTA, EMIT_GRAPH_ACTIONS):
-        unregister_offline_handler(tool.name)
 
 
 @pytest.fixture
@@ -168,13 +165,8 @@ async def running_extractor(
     ext = ExtractorSettings(
         **{"sample_handbook": False, "max_chunk_chars": 400, "overlap_chars": 0, **extractor}
     )
-    register, on_started = build_hooks(ext)
     ctx = await start_service(
-        "extractor",
-        register=register,
-        on_started=on_started,
-        settings=settings,
-        namespace=namespace,
+        "extractor", build=partial(build, extractor=ext), settings=settings, namespace=namespace
     )
     try:
         yield ctx

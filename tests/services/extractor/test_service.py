@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 
 from services.extractor.app import (
     SAMPLE_FLAG,
+    build,
     deps_of,
     ingest_sample_handbook_if_first_start,
-    listen_for_cancels,
     sample_handbook_dir,
 )
-from services.extractor.cancel import SourceCancelledError, SourceTasks
+from services.extractor.cancel import SourceCancelledError
 from services.extractor.config import ExtractorSettings
 from services.extractor.handlers import ExtractorDeps
 from services.extractor.uploads import register_upload, sha256_text
@@ -21,14 +22,12 @@ from shared.bus import (
     KbDeltaDecided,
     SourceCancelled,
     SourceUploaded,
-    build_broker,
     publish_event,
-    start_broker,
 )
 from shared.bus import Topic as BusTopic
 from shared.config import build_settings
 from shared.kb import kb_hash
-from shared.runtime.service import ServiceContext
+from shared.runtime.service import ServiceContext, ServiceSpec, start_service, stop_service
 from shared.store import Source, Store, Suggestion, Topic, open_store
 from tests.fakes.anthropic_server import FakeAnthropic, slow
 
@@ -110,44 +109,30 @@ async def test_every_replica_hears_a_cancel_on_core_nats(
     nats_url: str, unique: str, tmp_path: Path
 ) -> None:
     ns = f"x{unique}"
-    broker = build_broker(nats_url, name="replica-b")
-    store = await open_store(f"sqlite:///{tmp_path / 's.db'}")
-    try:
+
+    def replica(ctx: ServiceContext) -> ServiceSpec[ExtractorDeps]:
         # A replica with no durable consumers: only the broadcast can reach it.
-        await start_broker(broker, namespace=ns)
-        tasks = SourceTasks()
-        deps = ExtractorDeps(
-            store=store,
-            publish=lambda e: asyncio.sleep(0),
-            limiter=None,
-            settings=build_settings(),
-            extractor=ExtractorSettings(),
-            tasks=tasks,
-        )
-        ctx = ServiceContext(
-            name="extractor",
-            settings=build_settings(),
-            broker=broker,
-            store=store,
-            nats_url=nats_url,
-            namespace=ns,
-            extras={"extractor": deps},
-        )
-        await listen_for_cancels(ctx)
+        spec = build(ctx, extractor=ExtractorSettings(sample_handbook=False))
+        return replace(spec, subscriptions=[], rpc=[], on_started=[])
+
+    settings = build_settings(nats_url=nats_url, store=sqlite(tmp_path), llm="offline",
+                              limiter="off")  # fmt: skip
+    ctx = await start_service("extractor", build=replica, settings=settings, namespace=ns)
+    try:
+        tasks = deps_of(ctx).tasks
         work = asyncio.create_task(tasks.run("src-1", asyncio.sleep(60)))
         await asyncio.sleep(0)
         assert tasks.running() == ["src-1"]
-        await publish_event(broker, SourceCancelled(source_id="src-1", actor="U1"), namespace=ns)
+        await publish_event(
+            ctx.broker, SourceCancelled(source_id="src-1", actor="U1"), namespace=ns
+        )
         try:
             await asyncio.wait_for(work, 10)
             raise AssertionError("the task was not cancelled")
         except SourceCancelledError as exc:
             assert exc.source_id == "src-1"
     finally:
-        for closer in reversed(ctx.closers):
-            await closer()
-        await broker.stop()
-        await store.close()
+        await stop_service(ctx)
 
 
 async def test_delta_decisions_apply_reject_and_stay_decided(
@@ -225,7 +210,7 @@ async def test_first_start_ingests_the_sample_handbook_once(
             await log.wait_for(lambda: len(log.of("source.completed")) == len(files), 30)
             ids = await ctx.store.topics.ids()
             flag = await ctx.store.settings.get(SAMPLE_FLAG)
-            again = await ingest_sample_handbook_if_first_start(ctx)
+            again = await ingest_sample_handbook_if_first_start(deps_of(ctx))
             sources = await ctx.store.sources.list()
     finally:
         await log.close()

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from services.quiz.models import TOOL_NAME
-from services.quiz.offline import register_offline_questions
-from shared.llm import LLMRuntime, unregister_offline_handler
+from services.quiz.offline import offline_plans
+from shared.llm import LLMRuntime, OfflineProvider
 from shared.store import Store, open_store
 
 
@@ -23,7 +22,6 @@ async def store(tmp_path: Path) -> AsyncIterator[Store]:
 
 @pytest.fixture
 def offline_quiz(offline_llm: LLMRuntime) -> Iterator[LLMRuntime]:
-    """The offline provider with the quiz service's question handler registered."""
-    register_offline_questions()
+    """The offline provider with the quiz service's plans, as the service host injects them."""
+    offline_llm.provider = OfflineProvider(offline_plans())
     yield offline_llm
-    unregister_offline_handler(TOOL_NAME)

@@ -12,7 +12,7 @@ from typer.testing import CliRunner, Result
 
 from services.cli import quiz
 from services.quiz.models import TOOL_NAME
-from shared.llm import LLMRuntime, unregister_offline_handler
+from shared.llm import LLMRuntime
 from shared.store import iso_week, open_store
 from tests.fakes.anthropic_server import FakeAnthropic, tool_reply
 from tests.services.quiz.helpers import question, seed
@@ -47,7 +47,6 @@ def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
     asyncio.run(prepare())
     yield url
-    unregister_offline_handler(TOOL_NAME)
 
 
 def test_generate_adds_questions_then_none_on_repeat(db: str, monkeypatch) -> None:

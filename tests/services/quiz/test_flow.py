@@ -7,6 +7,7 @@ import contextlib
 import json
 import random
 from collections.abc import AsyncIterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +15,8 @@ import nats
 import pytest
 from faststream.nats import NatsBroker
 
-from services.quiz.app import with_config
+from services.quiz.app import build
 from services.quiz.attempts import QuizConfig, load_question
-from services.quiz.models import TOOL_NAME
 from shared.bus import (
     STREAMS,
     QuizAnswered,
@@ -30,7 +30,6 @@ from shared.bus import (
     publish_event,
 )
 from shared.config import build_settings
-from shared.llm import unregister_offline_handler
 from shared.runtime.service import ServiceContext, start_service, stop_service
 from tests.services.quiz.helpers import WEEK, Clock, seed
 
@@ -66,11 +65,10 @@ async def bus(nats_url: str, unique: str, tmp_path: Path) -> AsyncIterator[Bus]:
     settings = build_settings(
         nats_url=nats_url, store=f"sqlite:///{tmp_path}/quiz.db", llm="offline", limiter="off"
     )
-    register, on_started = with_config(QuizConfig(clock=Clock(), rng=random.Random(9)))
+    config = QuizConfig(clock=Clock(), rng=random.Random(9))
     ctx = await start_service(
-        "quiz", register=register, on_started=on_started, settings=settings,
-        namespace=f"q{unique}",
-    )  # fmt: skip
+        "quiz", build=partial(build, config=config), settings=settings, namespace=f"q{unique}"
+    )
     broker = build_broker(nats_url, name=f"test-gateway-{unique}")
     await broker.connect()
     nc = await nats.connect(nats_url)
@@ -82,7 +80,6 @@ async def bus(nats_url: str, unique: str, tmp_path: Path) -> AsyncIterator[Bus]:
     finally:
         await broker.stop()
         await stop_service(ctx)
-        unregister_offline_handler(TOOL_NAME)
         js = nc.jetstream()
         for spec in STREAMS:
             with contextlib.suppress(Exception):

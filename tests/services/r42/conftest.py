@@ -9,9 +9,8 @@ from typing import Any
 import pytest
 
 from services.r42.knowledge import KbCache
-from services.r42.offline import register_offline_handlers
-from services.r42.tools import LOOKUP_TOOL_NAME, PROPOSE_TOOL_NAME
-from shared.llm import unregister_offline_handler
+from services.r42.offline import offline_plans
+from shared.llm import LLMRuntime, OfflineProvider
 from shared.store import Content, QuizAttempt, Relation, Store, Topic, open_store
 from tests.fakes.anthropic_server import RecordedRequest
 
@@ -81,13 +80,17 @@ async def store(tmp_path: Path) -> AsyncIterator[Store]:
 
 @pytest.fixture
 async def kb(store: Store) -> AsyncIterator[KbCache]:
-    """The KB cache over `store`, with R42's offline handlers registered."""
+    """The KB cache over `store`."""
     cache = KbCache(store)
-    register_offline_handlers(lambda: cache.current)
     yield cache
     await cache.aclose()
-    unregister_offline_handler(LOOKUP_TOOL_NAME)
-    unregister_offline_handler(PROPOSE_TOOL_NAME)
+
+
+@pytest.fixture
+def offline_r42(offline_llm: LLMRuntime, kb: KbCache) -> LLMRuntime:
+    """The offline provider with R42's plans over `kb`, as the service host injects them."""
+    offline_llm.provider = OfflineProvider(offline_plans(lambda: kb.current))
+    return offline_llm
 
 
 def tool_results(request: RecordedRequest) -> list[dict[str, Any]]:

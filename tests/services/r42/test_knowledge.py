@@ -143,8 +143,9 @@ async def test_lookup_targets_named_topics_then_unknown_ids(store: Store) -> Non
 
 
 async def test_offline_turns_are_grounded_and_deterministic(
-    store: Store, kb: KbCache, offline_llm: LLMRuntime
+    store: Store, kb: KbCache, offline_r42: LLMRuntime
 ) -> None:
+    offline_llm = offline_r42
     ask = "Hoe vraag ik verlof aan?"
     first = await chat_turn(store=store, kb=kb, request=ChatRequest(user_id="U1", text=ask))
     second = await chat_turn(store=store, kb=kb, request=ChatRequest(user_id="U2", text=ask))

@@ -12,6 +12,7 @@ import contextlib
 import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -19,9 +20,10 @@ import pytest
 from faststream.nats import NatsBroker
 from nats.js.errors import NotFoundError
 
-from services.extractor.app import build_hooks
+from services.extractor.app import build as build_extractor
 from services.extractor.config import build_extractor_settings
 from services.r42 import app as r42_app
+from services.r42.app import kb_of
 from services.r42.knowledge import KbCache
 from services.r42.prompts import GREETING
 from shared.bus import (
@@ -109,8 +111,7 @@ class Stack:
 
 
 async def _start_r42(settings: Any, ns: str) -> ServiceContext:
-    return await start_service("r42", register=r42_app.register, on_started=r42_app.on_started,
-                               settings=settings, namespace=ns)  # fmt: skip
+    return await start_service("r42", build=r42_app.build, settings=settings, namespace=ns)
 
 
 @pytest.fixture
@@ -118,10 +119,8 @@ async def stack(nats_url: str, unique: str, tmp_path: Path) -> AsyncIterator[Sta
     ns = f"r42{unique}"
     settings = build_settings(nats_url=nats_url, store=f"sqlite:///{tmp_path / 'r42.db'}",
                               llm="offline", limiter="off", admins=["A1"])  # fmt: skip
-    register, on_started = build_hooks(
-        build_extractor_settings(bus_namespace=ns, sample_handbook=False)
-    )
-    extractor = await start_service("extractor", register=register, on_started=on_started,
+    ext = build_extractor_settings(bus_namespace=ns, sample_handbook=False)
+    extractor = await start_service("extractor", build=partial(build_extractor, extractor=ext),
                                     settings=settings, namespace=ns)  # fmt: skip
     await seed_kb(extractor.store)
     r42 = await _start_r42(settings, ns)
@@ -226,7 +225,7 @@ async def test_bad_requests_get_error_replies(stack: Stack) -> None:
 async def test_every_replica_sees_every_kb_update(stack: Stack, nats_url: str) -> None:
     second = await _start_r42(stack.r42.settings, stack.ns)
     try:
-        caches: list[KbCache] = [stack.r42.extras["r42_kb"], second.extras["r42_kb"]]
+        caches: list[KbCache] = [kb_of(stack.r42), kb_of(second)]
         for cache in caches:
             assert "nieuw-onderwerp" not in (await cache.get()).topics
         await stack.r42.store.topics.upsert_many(

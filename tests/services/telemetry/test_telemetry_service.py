@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from services.telemetry.app import register
+from services.telemetry.app import build
 from shared.bus import LLMCallLogged, publish_event
 from shared.config import build_settings
 from shared.llm import LLMCallRecord, call_llm
@@ -13,8 +13,7 @@ from shared.runtime.service import start_service, stop_service
 
 async def test_calls_are_persisted_once(nats_url: str, unique: str, tmp_path) -> None:
     settings = build_settings(nats_url=nats_url, store=f"sqlite:///{tmp_path}/t.db", llm="offline")
-    ctx = await start_service("telemetry", register=register, settings=settings,
-                              namespace=f"n{unique}")  # fmt: skip
+    ctx = await start_service("telemetry", build=build, settings=settings, namespace=f"n{unique}")
     try:
         # A real call in this process: the host's bus sink publishes llm.call.logged.
         result = await call_llm(task="smoke", tier="fast", user="Wat is ouderschapsverlof?")

@@ -161,7 +161,7 @@ async def test_permanent_error_terms_and_publishes_dead_letter(bus: BusHarness) 
     assert await consumer_state(bus, "KB", "r42") == (0, 0, 2)
 
 
-async def test_permanent_error_on_source_input_publishes_source_failed(bus: BusHarness) -> None:
+async def test_permanent_error_publishes_the_services_own_failure_event(bus: BusHarness) -> None:
     failed: asyncio.Queue[SourceFailed] = asyncio.Queue()
 
     async def handle(event: SourceUploaded) -> None:
@@ -170,8 +170,17 @@ async def test_permanent_error_on_source_input_publishes_source_failed(bus: BusH
     async def on_failed(event: SourceFailed) -> None:
         await failed.put(event)
 
+    def source_failed(event: SourceUploaded, error: str) -> SourceFailed:
+        return SourceFailed.caused_by(event, actor="extractor", source_id=event.source_id,
+                                      error=error)  # fmt: skip
+
     subscribe_event(
-        bus.broker, SourceUploaded, durable="extractor", handler=handle, namespace=bus.ns
+        bus.broker,
+        SourceUploaded,
+        durable="extractor",
+        handler=handle,
+        namespace=bus.ns,
+        on_failure=source_failed,
     )
     subscribe_event(
         bus.broker, SourceFailed, durable="gateway", handler=on_failed, namespace=bus.ns

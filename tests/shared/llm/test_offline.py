@@ -10,13 +10,15 @@ from pydantic import BaseModel, Field
 
 from shared.llm import (
     OFFLINE_PREFIX,
+    LLMOutputError,
     LLMRuntime,
     LLMValidationError,
+    OfflinePlans,
+    OfflineProvider,
     OfflineRequest,
+    OfflineStep,
     Tool,
     call_llm,
-    register_offline_handler,
-    unregister_offline_handler,
 )
 from tests.shared.llm.support import KEBAB, Answer, Extraction, Quiz, RecordingLimiter
 
@@ -101,26 +103,70 @@ async def test_registered_handler_derives_the_input(offline_llm: LLMRuntime) -> 
         seen.append(request)
         return Answer(answer=request.sentences()[0], confidence=0.5)
 
-    register_offline_handler("answer_it", derive)
-    try:
-        tool = Tool("answer_it", "Answer", Answer)
-        result = await call_llm(
-            task="t", user="Payday is the 25th. Ask HR.", tools=[tool], tool_choice="answer_it"
-        )
-    finally:
-        unregister_offline_handler("answer_it")
+    offline_llm.provider = OfflineProvider(OfflinePlans(tools={"answer_it": derive}))
+    tool = Tool("answer_it", "Answer", Answer)
+    result = await call_llm(
+        task="t", user="Payday is the 25th. Ask HR.", tools=[tool], tool_choice="answer_it"
+    )
     assert result.tool_uses[0].parsed == Answer(answer="Payday is the 25th.", confidence=0.5)
-    assert seen[0].tool.name == "answer_it"
+    assert seen[0].tool is not None and seen[0].tool.name == "answer_it"
+
+
+async def test_plans_belong_to_one_provider_not_the_process(offline_llm: LLMRuntime) -> None:
+    offline_llm.provider = OfflineProvider(
+        OfflinePlans(tools={"answer_it": lambda r: Answer(answer="planned", confidence=1.0)})
+    )
+    tool = Tool("answer_it", "Answer", Answer)
+    planned = await call_llm(task="t", user="q?", tools=[tool], tool_choice="answer_it")
+    offline_llm.provider = OfflineProvider()  # another service's runtime: no plans of ours
+    filled = await call_llm(task="t", user="q?", tools=[tool], tool_choice="answer_it")
+    assert planned.tool_uses[0].parsed.answer == "planned"  # type: ignore[union-attr]
+    assert filled.tool_uses[0].parsed.answer != "planned"  # type: ignore[union-attr]
+
+
+async def test_a_turn_plan_plays_the_models_free_choice(offline_llm: LLMRuntime) -> None:
+    seen: list[str] = []
+
+    def turn(request: OfflineRequest) -> OfflineStep:
+        seen.append(request.tool_choice)
+        if request.tool_choice == "auto" and len(request.messages) == 1:
+            return OfflineStep(tool="answer_it")
+        return OfflineStep(text="[offline] done")
+
+    offline_llm.provider = OfflineProvider(
+        OfflinePlans(tools={"answer_it": lambda r: Answer(answer="a", confidence=0.1)},
+                     turns={"answer_it": turn})
+    )  # fmt: skip
+    tool = Tool("answer_it", "Answer", Answer)
+    first = await call_llm(task="t", user="q?", tools=[tool], tool_choice="auto")
+    assert [u.name for u in first.tool_uses] == ["answer_it"] and first.offline
+    messages = [{"role": "user", "content": "q?"}, first.assistant_message(),
+                {"role": "user", "content": [first.tool_uses[0].result("ok")]}]  # fmt: skip
+    final = await call_llm(task="t", messages=messages, tools=[tool], tool_choice="auto")
+    assert final.text == "[offline] done" and not final.tool_uses
+    forced_text = await call_llm(task="t", user="q?", tools=[tool], tool_choice="none")
+    assert forced_text.text == "[offline] done"  # `none` never yields a tool call
+    assert seen == ["auto", "auto", "none"]
+
+
+async def test_a_turn_plan_cannot_pick_a_tool_that_was_not_offered(
+    offline_llm: LLMRuntime,
+) -> None:
+    offline_llm.provider = OfflineProvider(
+        OfflinePlans(turns={"answer_it": lambda r: OfflineStep(tool="rm_rf")})
+    )
+    tool = Tool("answer_it", "Answer", Answer)
+    with pytest.raises(LLMOutputError, match="unoffered tool"):
+        await call_llm(task="t", user="q?", tools=[tool], tool_choice="auto")
 
 
 async def test_invalid_handler_output_fails_validation(offline_llm: LLMRuntime) -> None:
-    register_offline_handler("answer_it", lambda request: {"answer": 3})
-    try:
-        with pytest.raises(LLMValidationError):
-            tool = Tool("answer_it", "Answer", Answer)
-            await call_llm(task="t", user="q", tools=[tool], tool_choice="answer_it")
-    finally:
-        unregister_offline_handler("answer_it")
+    offline_llm.provider = OfflineProvider(
+        OfflinePlans(tools={"answer_it": lambda request: {"answer": 3}})
+    )
+    with pytest.raises(LLMValidationError):
+        tool = Tool("answer_it", "Answer", Answer)
+        await call_llm(task="t", user="q", tools=[tool], tool_choice="answer_it")
 
 
 async def test_offline_telemetry_and_no_limiter(offline_llm: LLMRuntime) -> None:

@@ -222,12 +222,3 @@ async def test_failed_chunk_merge_is_not_recorded(store: Store) -> None:
     assert await store.topics.ids() == set()
     with pytest.raises(NotFoundError):
         await store.apply_kb_changes(KbChanges(), chunk=ChunkMark(source_id="nope", chunk_index=0))
-
-
-async def test_recent_ids_are_the_newest_updated_oldest_first(store: Store) -> None:
-    for name in ("a", "b", "c", "d"):
-        await store.topics.upsert_many([Topic(id=name, label=name.upper(), type="concept")])
-        await asyncio.sleep(0.002)  # millisecond timestamps: keep the order unambiguous
-    await store.topics.upsert_many([Topic(id="a", label="A again", type="concept")])
-    assert await store.topics.recent_ids(3) == ["c", "d", "a"]
-    assert await store.topics.recent_ids(10) == ["b", "c", "d", "a"]

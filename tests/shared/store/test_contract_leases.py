@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from shared.errors import BadInputError
-from shared.store import Store, open_store
+from shared.store import LockBusyError, Store, hold_lock, open_store
 
 ROOT = Path(__file__).resolve().parents[3]
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -135,3 +135,27 @@ async def test_sqlite_idempotency_inserts_purge_expired_rows(tmp_path: Path) -> 
         assert await store.idempotency.purge_expired(now=later) == 20 - 8
     finally:
         await store.close()
+
+
+async def test_hold_lock_waits_renews_and_releases(store: Store) -> None:
+    order: list[str] = []
+
+    async def job(name: str, hold: float) -> None:
+        async with hold_lock(store.locks, "gen:okr", ttl_s=0.5, wait_s=10, poll_s=0.01):
+            order.append(f"in {name}")
+            await asyncio.sleep(hold)  # longer than the ttl: the renewer keeps it
+            order.append(f"out {name}")
+
+    await asyncio.gather(job("a", 1.2), job("b", 0.05))
+    assert order in (["in a", "out a", "in b", "out b"], ["in b", "out b", "in a", "out a"])
+    assert await store.locks.get("gen:okr") is None  # released afterwards
+
+
+async def test_hold_lock_gives_up_after_the_wait(store: Store) -> None:
+    assert await store.locks.acquire("gen:busy", "someone-else", ttl_s=30)
+    with pytest.raises(LockBusyError, match=r"stayed locked by another worker for 0\.1 s") as info:
+        async with hold_lock(store.locks, "gen:busy", ttl_s=30, wait_s=0.1, poll_s=0.02):
+            pytest.fail("the block must not run")
+    assert info.value.transient
+    lease = await store.locks.get("gen:busy")
+    assert lease is not None and lease.owner == "someone-else"

@@ -14,6 +14,8 @@ from shared.store.sqlite.db import to_text
 from shared.store.sqlite.migrations import MIGRATIONS
 
 AT = "2026-03-02T09:00:00+00:00"
+
+
 # Rows exactly as the services wrote them before the typed repositories existed.
 def old_rows() -> dict[str, Any]:
     """The v4 settings rows; lock expiries are relative to now, not to import time."""
@@ -101,9 +103,9 @@ async def test_old_settings_rows_read_back_through_the_new_repositories(tmp_path
         assert running is not None and not running.final and running.ts == "18.5"
         progress = await store.merge_progress.get("src-1")
         assert (progress.topics_added, progress.changed_ids) == (3, ["okr", "scrum"])
-        lease = await store.locks.get("okr")
+        lease = await store.locks.get("content:okr")
         assert lease is not None and lease.owner == "o1"
-        assert await store.locks.get("old") is None
+        assert await store.locks.get("content:old") is None
         handled = await store.idempotency.get("content.requested", "ev-1")
         assert handled is not None and handled.value["generated"] == ["article"]
         custom = await store.custom_topics.get("okr-basics")

@@ -1,0 +1,63 @@
+"""The extractor's view of the store: it owns the graph, so it alone gets the KG writer."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from shared.store import (
+    ChunkMark,
+    HandbookSyncRepository,
+    KbChangeResult,
+    KbChanges,
+    RelationRepository,
+    SettingsRepository,
+    SourceRepository,
+    SourceTextRepository,
+    SuggestionRepository,
+    TopicRepository,
+)
+
+
+class ExtractorStore(Protocol):
+    """Sources, their texts, the graph (read and write), suggestions, handbook sync state."""
+
+    @property
+    def topics(self) -> TopicRepository:
+        """Topics (the KG owner's)."""
+        ...
+
+    @property
+    def relations(self) -> RelationRepository:
+        """Relations (the KG owner's)."""
+        ...
+
+    @property
+    def sources(self) -> SourceRepository:
+        """Sources and their extraction state."""
+        ...
+
+    @property
+    def source_texts(self) -> SourceTextRepository:
+        """Uploaded source texts."""
+        ...
+
+    @property
+    def suggestions(self) -> SuggestionRepository:
+        """Suggestions the owner decides."""
+        ...
+
+    @property
+    def handbook_sync(self) -> HandbookSyncRepository:
+        """Blob shas of handbook files already ingested."""
+        ...
+
+    @property
+    def settings(self) -> SettingsRepository:
+        """Progress and the sample-handbook flag (until typed repositories land)."""
+        ...
+
+    async def apply_kb_changes(
+        self, changes: KbChanges, *, chunk: ChunkMark | None = None
+    ) -> KbChangeResult:
+        """Apply a graph change atomically (with a chunk: record it merged, once only)."""
+        ...
