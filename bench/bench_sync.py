@@ -24,9 +24,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from services.extractor.config import ExtractOptions  # noqa: E402
 from services.extractor.handbook import TREE_CACHE, sync_handbook  # noqa: E402
 from services.extractor.offline import offline_plans  # noqa: E402
-from services.extractor.config import ExtractOptions  # noqa: E402
 from shared.config import build_settings  # noqa: E402
 from shared.llm import MemorySink, OfflineProvider, configure_llm  # noqa: E402
 from shared.store import Store, open_store  # noqa: E402
