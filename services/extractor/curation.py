@@ -11,24 +11,36 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from services.extractor.ports import ExtractorStore
 from shared.store import Topic
 
 CURATABLE = ("label", "description", "type", "learning_relevance")
 
 
-def curated_fields(topic: Topic) -> set[str]:
-    """The fields of a topic an admin set."""
-    raw = topic.metadata.model_dump().get("curated") or []
+def curated_fields(topic: Topic, marks: Iterable[str] = ()) -> set[str]:
+    """The fields of a topic an admin set (its metadata, plus the store's curation marks)."""
+    raw = [*(topic.metadata.model_dump().get("curated") or []), *marks]
     fields = {str(f) for f in raw if str(f) in CURATABLE}
     if topic.relevance_locked:
         fields.add("learning_relevance")
     return fields
 
 
-def is_protected(topic: Topic) -> bool:
+def is_protected(topic: Topic, marks: Iterable[str] = ()) -> bool:
     """Whether an admin made or curated the topic (it is flagged, never silently removed)."""
     meta = topic.metadata.model_dump()
-    return bool(meta.get("created_by_admin")) or bool(curated_fields(topic))
+    marks = set(marks)
+    return (
+        bool(meta.get("created_by_admin"))
+        or "created" in marks
+        or bool(curated_fields(topic, marks))
+    )
+
+
+async def curation_marks(store: ExtractorStore, topic_ids: Iterable[str]) -> dict[str, set[str]]:
+    """The store's curation marks of these topics, as field names."""
+    marks = await store.curation.of(list(topic_ids))
+    return {topic_id: {m.field for m in found} for topic_id, found in marks.items()}
 
 
 @dataclass(frozen=True)
@@ -42,14 +54,17 @@ class FieldSuggestion:
 
 
 def keep_curated(
-    planned: Iterable[Topic], existing: Mapping[str, Topic]
+    planned: Iterable[Topic],
+    existing: Mapping[str, Topic],
+    marks: Mapping[str, set[str]] | None = None,
 ) -> tuple[list[Topic], list[FieldSuggestion]]:
     """The planned topics with every curated field restored, and the differences found."""
     out: list[Topic] = []
     suggestions: list[FieldSuggestion] = []
+    marks = marks or {}
     for topic in planned:
         before = existing.get(topic.id)
-        fields = curated_fields(before) if before is not None else set()
+        fields = curated_fields(before, marks.get(topic.id, ())) if before is not None else set()
         if before is None or not fields:
             out.append(topic)
             continue

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Literal
 
 from services.extractor.config import ExtractOptions
-from services.extractor.curation import keep_curated
+from services.extractor.curation import curation_marks, keep_curated
 from services.extractor.github import GitHubClient, RateLimitedError, RepoFile, TreeListing
 from services.extractor.merge import plan_against_store, relations_for_store, topics_for_store
 from services.extractor.outcomes import Publish, publish_kb_updated
@@ -149,8 +149,9 @@ async def merge_file(
     plan, existing = await plan_against_store(store, topics, relations)
     metadata = {"source": HANDBOOK_SOURCE, "path": name, "blob_sha": file.sha,
                 "prompt_version": PROMPT_VERSION}  # fmt: skip
+    marks = await curation_marks(store, existing)
     upserts, suggestions = keep_curated(topics_for_store(plan, existing, metadata=metadata),
-                                        existing)  # fmt: skip
+                                        existing, marks)  # fmt: skip
     for s in suggestions:
         log.info("%s: extraction differs from the curated %s of %s; kept the admin's",
                  name, s.field, s.topic_id)  # fmt: skip

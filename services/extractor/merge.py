@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from services.extractor.curation import keep_curated
+from services.extractor.curation import curation_marks, keep_curated
 from services.extractor.outcomes import (
     RUNNING,
     Publish,
@@ -115,7 +115,8 @@ async def merge_chunk(
     metadata = {"source": source.name, "source_id": source.id,
                 "prompt_version": event.prompt_version}  # fmt: skip
     # What an admin set is kept; the extraction's differing value is only logged.
-    upserts, _ = keep_curated(topics_for_store(plan, existing, metadata=metadata), existing)
+    marks = await curation_marks(store, existing)
+    upserts, _ = keep_curated(topics_for_store(plan, existing, metadata=metadata), existing, marks)
     changes = KbChanges(topics_upsert=upserts, relations_upsert=relations_for_store(plan))
     asserted = asserted_by_result(plan, existing, event.topics, event.relations)
     if await hold_if_over_bound(store, key=f"{source.id}:{event.chunk_index}",

@@ -16,7 +16,7 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from services.extractor.curation import is_protected
+from services.extractor.curation import curation_marks, is_protected
 from services.extractor.ports import ExtractorStore
 from shared.kb import MergePlan, normalise_relation
 from shared.store import KbChanges, RelationKey, Topic, TopicMetadata
@@ -205,12 +205,13 @@ async def _retract(store: ExtractorStore, asserter: str, gone: Assertions) -> Re
         if not await _link(store, _relation_key(key), asserter, add=False):
             orphan_relations.append(key)
     topics = {t.id: t for t in await store.topics.get_many(orphans)}
+    marks = await curation_marks(store, topics)
     flagged: list[Topic] = []
     for topic_id in orphans:
         topic = topics.get(topic_id)
         if topic is None:
             await store.settings.delete(_topic_key(topic_id))
-        elif is_protected(topic):
+        elif is_protected(topic, marks.get(topic_id, ())):
             meta = topic.metadata.model_dump(exclude_none=True)
             meta["review"] = f"no source asserts it any more (last: {asserter})"
             flagged.append(

@@ -269,3 +269,22 @@ async def test_an_extraction_rewriting_many_topics_is_held_for_review(
     await undo(store, undo_id)
     restored = await store.topics.get("onderwerp-0")
     assert restored is not None and restored.description == "Zoals HR het schreef."
+
+
+async def test_the_stores_curation_marks_are_honoured(
+    github: FakeGitHub, fake_anthropic: FakeAnthropic, fake_llm: Any, store: Store
+) -> None:
+    fake_anthropic.default = responder
+    await sync(store, github)
+    topic = await store.topics.get("reiskosten")
+    assert topic is not None
+    await store.topics.upsert_many([topic.model_copy(update={"description": "Door HR."})])
+    await store.curation.mark("reiskosten", ["description"], by="U-admin")
+    github.files["handbook/reizen.md"] = REIZEN.replace(b"23 cent", b"25 cent")
+    await sync(store, github)
+    kept = await store.topics.get("reiskosten")
+    assert kept is not None and kept.description == "Door HR."
+    del github.files["handbook/reizen.md"]
+    await sync(store, github)
+    flagged = await store.topics.get("reiskosten")
+    assert flagged is not None and "review" in flagged.metadata.model_dump()
