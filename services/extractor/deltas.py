@@ -7,6 +7,7 @@ from typing import Literal
 
 from services.extractor.outcomes import Publish, publish_kb_updated
 from services.extractor.ports import ExtractorStore
+from services.extractor.provenance import ADMIN, add_assertions
 from shared.bus import KbDeltaDecided
 from shared.kb import GraphDelta, validate_delta
 from shared.store import KbChanges, Relation, Suggestion, Topic, TopicMetadata
@@ -18,7 +19,9 @@ DecisionOutcome = Literal["applied", "nothing_to_apply", "rejected", "already_de
 
 def delta_changes(delta: GraphDelta, *, suggestion_id: str, decided_by: str) -> KbChanges:
     """The validated delta as store changes (adds only; validate_delta dropped the rest)."""
-    meta = {"source": "suggestion", "suggestion_id": suggestion_id, "approved_by": decided_by}
+    # An admin approved these topics: they are the admin's, never removed by a retraction.
+    meta = {"source": "suggestion", "suggestion_id": suggestion_id, "approved_by": decided_by,
+            "created_by_admin": True}  # fmt: skip
     return KbChanges(
         topics_upsert=[
             Topic(id=t.id, label=t.label, type=t.type, description=t.description,
@@ -69,6 +72,8 @@ async def apply_decision(
     if delta is not None:
         changes = delta_changes(delta, suggestion_id=suggestion.id, decided_by=event.decided_by)
         await store.apply_kb_changes(changes)
+        keys = [(r.source, r.target, r.type) for r in delta.relations]
+        await add_assertions(store, ADMIN, topics=[t.id for t in delta.topics], relations=keys)
         changed = [t.id for t in delta.topics]
         changed += [end for r in delta.relations for end in (r.source, r.target)]
         await publish_kb_updated(

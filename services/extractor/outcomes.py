@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
 from services.extractor.ports import ExtractorStore
+from services.extractor.provenance import retract_all, supersede
 from shared.bus import (
     Event,
     KbUpdated,
@@ -27,6 +29,7 @@ Publish = Callable[[Event], Awaitable[Any]]
 
 RUNNING: frozenset[SourceStatus] = frozenset({"pending", "processing"})
 MAX_CHANGED_IDS = 500
+KB_HASH_KEY = "kb:version_hash"
 _COUNTS = ("topics_added", "topics_updated", "relations_added", "relations_dropped")
 
 
@@ -75,18 +78,38 @@ async def publish_kb_updated(
     reason: str,
     key: tuple[str, ...],
     correlation_id: str = "",
+    removed_ids: Iterable[str] = (),
 ) -> KbUpdated:
-    """Publish kb.updated with the current KB hash; `key` derives the (dedupable) event id."""
+    """Publish kb.updated with the KB version hash; `key` derives the (dedupable) event id."""
+    changed, removed = sorted(set(changed_ids)), sorted(set(removed_ids))
     event = KbUpdated(
         event_id=derived_event_id(KbUpdated.SUBJECT, *key),
         correlation_id=correlation_id,
         actor=ACTOR,
-        kb_hash=kb_hash(await store.topics.ids()),
-        changed_ids=sorted(set(changed_ids))[:MAX_CHANGED_IDS],
+        kb_hash=await _next_kb_hash(store, changed, removed),
+        changed_ids=changed[:MAX_CHANGED_IDS],
+        removed_ids=removed[:MAX_CHANGED_IDS],
         reason=reason[:500],
     )
     await publish(event)
     return event
+
+
+async def _next_kb_hash(store: ExtractorStore, changed: list[str], removed: list[str]) -> str:
+    """A version hash chained from the previous one and this change: O(change), not O(graph).
+
+    The first event hashes the whole id list once (kb_hash); later ones chain on it, so
+    readers still see a new hash for every change without the writer re-reading the graph.
+    """
+    step = "\n".join(["+", *changed, "-", *removed])
+
+    def advance(previous: Any) -> str:
+        base = previous if isinstance(previous, str) else ""
+        return hashlib.sha256(f"{base}\n{step}".encode()).hexdigest()[:8]
+
+    if await store.settings.get(KB_HASH_KEY) is None:
+        await store.settings.set(KB_HASH_KEY, kb_hash(await store.topics.ids()))
+    return str(await store.settings.update(KB_HASH_KEY, advance))
 
 
 def progress_event(source: Source, progress: dict[str, Any], *, chunk_index: int) -> SourceProgress:
@@ -124,6 +147,8 @@ async def finish_if_done(
     if source.status != "completed" or not (moved or republish):
         return moved
     progress = await read_progress(store, source_id)
+    # This version of the document replaces the previous one: what only that one said goes.
+    retraction = await supersede(store, name=source.name, source_id=source_id)
     started = source.created_at or datetime.now(UTC)
     await publish(
         SourceCompleted(
@@ -136,9 +161,10 @@ async def finish_if_done(
             **{name: progress[name] for name in _COUNTS},
         )
     )
-    if _has_changes(progress):
+    if _has_changes(progress) or retraction.removed_ids:
         await publish_kb_updated(
             store, publish, changed_ids=progress["changed_ids"],
+            removed_ids=retraction.removed_ids,
             reason=f"source {source.name} extracted", key=("source", source_id),
         )  # fmt: skip
     if moved:
@@ -185,11 +211,13 @@ async def mark_cancelled(store: ExtractorStore, source_id: str, publish: Publish
 async def _kb_updated_for_partial(
     store: ExtractorStore, source_id: str, publish: Publish, how: str
 ) -> None:
-    # Chunks merged before the source stopped did change the graph: readers must reload.
+    # A source that did not finish leaves no partial topics: what only it asserted goes.
+    retraction = await retract_all(store, source_id)
     progress = await read_progress(store, source_id)
-    if _has_changes(progress):
+    if _has_changes(progress) or retraction.removed_ids:
         await publish_kb_updated(
             store, publish, changed_ids=progress["changed_ids"],
+            removed_ids=retraction.removed_ids,
             reason=f"source {source_id} {how} after partial extraction",
             key=("source", source_id, how),
         )  # fmt: skip

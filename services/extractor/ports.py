@@ -6,6 +6,7 @@ from typing import Protocol
 
 from shared.store import (
     ChunkMark,
+    CurationRepository,
     HandbookSyncRepository,
     KbChangeResult,
     KbChanges,
@@ -49,6 +50,11 @@ class ExtractorStore(Protocol):
     @property
     def handbook_sync(self) -> HandbookSyncRepository:
         """Blob shas of handbook files already ingested."""
+        ...
+
+    @property
+    def curation(self) -> CurationRepository:
+        """Which topic fields an admin set (extraction keeps them)."""
         ...
 
     @property

@@ -31,6 +31,10 @@ async def answer_sync(
         )  # fmt: skip
     failed = [f for f in report.files if f.status == "failed"]
     message = "; ".join(f"{f.path}: {f.error}" for f in failed[:5])
+    if report.rate_limited:  # Dutch, like every reply an admin reads in Slack
+        reset = report.rate_limit_reset
+        when = f"; probeer het na {reset:%H:%M} UTC opnieuw" if reset else ""
+        message = f"gestopt: de GitHub-limiet is bereikt{when}. {message}".strip()
     return HandbookSyncReply(
         changed=report.count("changed"), unchanged=report.count("unchanged"),
         failed=len(failed), message=message[:4000],

@@ -41,6 +41,7 @@ from shared.kb.models import (
 from shared.kb.retrieval import Hit, IndexCache, RetrievalIndex, is_relevant
 from shared.kb.text import (
     KNOWN_IDS_INSTRUCTION,
+    KNOWN_IDS_LIMIT,
     MAX_CHUNK_CHARS,
     OVERLAP_CHARS,
     build_known_ids_hint,
@@ -53,6 +54,7 @@ from shared.kb.weekly import RELEVANCE_WEIGHTS, iso_week, weekly_topic
 __all__ = [
     "DEFAULT_MAX_CONTEXT_TOKENS",
     "KNOWN_IDS_INSTRUCTION",
+    "KNOWN_IDS_LIMIT",
     "LEGACY_RELATION_TYPES",
     "MAX_CHUNK_CHARS",
     "MAX_DELTA_RELATIONS",
