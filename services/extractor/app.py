@@ -28,7 +28,12 @@ from services.extractor.kb_import import answer_import
 from services.extractor.offline import offline_plans
 from services.extractor.outcomes import ACTOR
 from services.extractor.sync_rpc import answer_sync
-from services.extractor.uploads import read_upload, register_upload, sha256_text
+from services.extractor.uploads import (
+    read_upload,
+    register_staged,
+    register_upload,
+    sha256_text,
+)
 from shared.bus import (
     ChunkExtracted,
     KbDeltaDecided,
@@ -38,11 +43,14 @@ from shared.bus import (
 )
 from shared.bus.extractor_rpc import (
     KB_IMPORT_SUBJECT,
+    REGISTER_UPLOAD_SUBJECT,
     SYNC_HANDBOOK_SUBJECT,
     HandbookSyncReply,
     HandbookSyncRequest,
     KbImportReply,
     KbImportRequest,
+    RegisterUploadReply,
+    RegisterUploadRequest,
 )
 from shared.errors import R42Error
 from shared.runtime.service import (
@@ -91,6 +99,11 @@ def build(
     async def on_import(request: KbImportRequest) -> KbImportReply:
         return await answer_import(request, store=deps.store, publish=deps.publish)
 
+    async def on_register(request: RegisterUploadRequest) -> RegisterUploadReply:
+        return await register_staged(deps.store, request,
+                                     max_bytes=ctx.settings.max_upload_bytes,
+                                     publish=deps.publish)  # fmt: skip
+
     async def on_cancel_broadcast(event: SourceCancelled) -> None:
         deps.tasks.cancel(event.source_id)  # the worker running it may be this replica
 
@@ -113,6 +126,7 @@ def build(
         rpc=[
             Rpc(SYNC_HANDBOOK_SUBJECT, HandbookSyncRequest, on_sync, max_concurrency=2),
             Rpc(KB_IMPORT_SUBJECT, KbImportRequest, on_import, max_concurrency=1),
+            Rpc(REGISTER_UPLOAD_SUBJECT, RegisterUploadRequest, on_register, max_concurrency=4),
         ],
         on_started=[sample],
         offline_plans=offline_plans(),
