@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from services.content import app as content_app  # noqa: E402
-from services.gateway.app import Mode, make_on_started, make_register  # noqa: E402
+from services.gateway.slack.service import Mode, make_on_started, make_register  # noqa: E402
 from shared.config import build_settings  # noqa: E402
 from shared.runtime import EmbeddedNatsServer  # noqa: E402
 from shared.runtime.service import start_service, stop_service  # noqa: E402

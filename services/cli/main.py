@@ -17,7 +17,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "services.cli.ops",
     "services.cli.learn",
     "services.cli.quiz",
-    "services.gateway.cli",
+    "services.cli.gateway",
     "services.cli.eval",
 )
 

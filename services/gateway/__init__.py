@@ -1,4 +1,5 @@
-"""The gateway: R42 in Slack (Bolt, Socket Mode or HTTP) and in the terminal (console).
+"""The gateway: R42's surfaces over one core.
 
-Both adapters use one client layer (client.GatewayClient) so features stay the same.
+core/ is the client API and the views every surface renders; slack/ (Bolt, Socket Mode or
+HTTP) and console/ (the terminal) are surfaces. No surface imports another.
 """

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from services.gateway.app import choose_mode, make_on_started, make_register
+from services.gateway.slack.service import choose_mode, make_on_started, make_register
 from shared.config import build_settings
 from shared.errors import R42Error
 from shared.runtime.service import service_main

@@ -3,32 +3,13 @@
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
 from typing import Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field
+from shared.store.models_telemetry import LLMCallRecord
 
 log = logging.getLogger(__name__)
 
-
-class LLMCallRecord(BaseModel):
-    """One LLM call, successful or not: what `llm.call.logged` carries and `llm_calls` stores."""
-
-    task: str
-    model: str
-    tier: str
-    duration_ms: float
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_creation_input_tokens: int = 0
-    cache_read_input_tokens: int = 0
-    stop_reason: str | None = None
-    ok: bool
-    error_msg: str | None = None
-    cost_usd: float = 0.0
-    request_id: str | None = None
-    provider: str = "anthropic"
-    occurred_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+__all__ = ["LLMCallRecord", "LoggingSink", "MemorySink", "TelemetrySink", "emit_safely"]
 
 
 @runtime_checkable

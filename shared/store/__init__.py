@@ -9,6 +9,14 @@ the same transaction as the chunk's graph changes. A chunk is therefore merged e
 once, and `sources.first_unmerged_chunk(source_id)` is where a restarted extractor resumes.
 The quiz-active flag is the user's active attempt (`quiz_attempts.get_active_attempt`),
 which expires after the attempt's idle timeout.
+
+Service state has typed repositories (proposals, feedback, upload_messages,
+merge_progress, idempotency, custom_topics, flags, locks); `settings` remains only for
+callers not yet moved, and migration 6 moved its recognised rows into those collections.
+Provenance: `KbChanges.assertions` records which source chunks assert what in the same
+write as the change; `provenance.retract` and `provenance.unasserted` find what no source
+asserts; `curation` marks admin-set fields; `apply_kb_changes(..., undo=UndoLabel(...))`
+logs a before-image that `undo_changes(batch)` turns back into a change.
 """
 
 from shared.store._common import describe_validation, iso_week, normalise_question_key, utcnow
@@ -24,11 +32,13 @@ from shared.store.kb_file import (
     plan_import,
     read_kb_file,
 )
+from shared.store.leases import LockBusyError, hold_lock
 from shared.store.models import (
     LEARNING_RELEVANCES,
     RELATION_TYPES,
     SOURCE_STATUSES,
     TOPIC_TYPES,
+    Assertion,
     ChunkMark,
     HandbookSyncState,
     KbChangeResult,
@@ -64,6 +74,32 @@ from shared.store.models_learning import (
     Score,
     ThreadMessage,
 )
+from shared.store.models_provenance import (
+    CURATED_FIELDS,
+    ChangeBatch,
+    CuratedField,
+    CurationMark,
+    Retraction,
+    Unasserted,
+    UndoLabel,
+    undo_changes,
+)
+from shared.store.models_state import (
+    PROPOSAL_STATUSES,
+    ChatProposal,
+    CustomTopic,
+    DecidedStatus,
+    FeedbackRate,
+    FeedbackValue,
+    FeedbackVote,
+    Flag,
+    IdempotencyRecord,
+    Lease,
+    MergeProgress,
+    ProposalStatus,
+    UploadMessage,
+)
+from shared.store.models_telemetry import LLMCallRecord
 from shared.store.protocols import (
     ContentRepository,
     CurriculumRepository,
@@ -81,35 +117,79 @@ from shared.store.protocols import (
     ThreadRepository,
     TopicRepository,
 )
+from shared.store.protocols_provenance import (
+    ChangeLogRepository,
+    CurationRepository,
+    ProvenanceRepository,
+)
+from shared.store.protocols_state import (
+    CustomTopicRepository,
+    FeedbackRepository,
+    FlagRepository,
+    IdempotencyRepository,
+    LockRepository,
+    MergeProgressRepository,
+    ProposalRepository,
+    UploadMessageRepository,
+)
 
 __all__ = [
     "CONTENT_KINDS",
+    "CURATED_FIELDS",
     "LEARNING_RELEVANCES",
+    "PROPOSAL_STATUSES",
     "RELATION_TYPES",
     "SOURCE_STATUSES",
     "THREAD_MAX_MESSAGES",
     "TOPIC_TYPES",
     "AnswerResult",
+    "Assertion",
     "AttemptAnswer",
     "CallAggregate",
+    "ChangeBatch",
+    "ChangeLogRepository",
+    "ChatProposal",
     "ChunkMark",
     "Content",
     "ContentKind",
     "ContentRepository",
+    "CuratedField",
+    "CurationMark",
+    "CurationRepository",
     "CurriculumEntry",
     "CurriculumRepository",
+    "CustomTopic",
+    "CustomTopicRepository",
+    "DecidedStatus",
     "Difficulty",
+    "FeedbackRate",
+    "FeedbackRepository",
+    "FeedbackValue",
+    "FeedbackVote",
+    "Flag",
+    "FlagRepository",
     "HandbookSyncRepository",
     "HandbookSyncState",
+    "IdempotencyRecord",
+    "IdempotencyRepository",
     "ImportPlan",
     "ImportRejectedError",
     "KbChangeResult",
     "KbChanges",
     "KbStats",
+    "LLMCallRecord",
     "LeaderboardEntry",
     "LearningRelevance",
+    "Lease",
     "LlmCall",
     "LlmCallRepository",
+    "LockBusyError",
+    "LockRepository",
+    "MergeProgress",
+    "MergeProgressRepository",
+    "ProposalRepository",
+    "ProposalStatus",
+    "ProvenanceRepository",
     "QuizAttempt",
     "QuizAttemptRepository",
     "QuizBank",
@@ -119,6 +199,7 @@ __all__ = [
     "RelationKey",
     "RelationRepository",
     "RelationType",
+    "Retraction",
     "RowProblem",
     "Score",
     "ScoreRepository",
@@ -138,8 +219,13 @@ __all__ = [
     "TopicMetadata",
     "TopicRepository",
     "TopicType",
+    "Unasserted",
+    "UndoLabel",
+    "UploadMessage",
+    "UploadMessageRepository",
     "describe_validation",
     "export_kb",
+    "hold_lock",
     "import_kb",
     "iso_week",
     "kb_stats",
@@ -148,5 +234,6 @@ __all__ = [
     "plan_import",
     "read_kb_file",
     "redact_url",
+    "undo_changes",
     "utcnow",
 ]

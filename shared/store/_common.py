@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, BaseModel, StringConstraints, ValidationError
@@ -94,3 +94,17 @@ def check_setting_key(key: str) -> str:
     if not isinstance(key, str) or not key.strip():
         raise BadInputError("a setting key must be a non-empty string")
     return key
+
+
+def need(value: str, message: str) -> str:
+    """The value, or BadInputError(message) when it is empty or blank."""
+    if not isinstance(value, str) or not value.strip():
+        raise BadInputError(message)
+    return value
+
+
+def check_ttl(ttl_s: float) -> timedelta:
+    """A positive lifetime as a timedelta (at least the store's millisecond resolution)."""
+    if not ttl_s > 0:
+        raise BadInputError(f"a lifetime must be positive seconds, not {ttl_s!r}")
+    return timedelta(seconds=max(ttl_s, 0.001))

@@ -86,6 +86,45 @@ class ChunkMark(_Model):
     chunk_index: int = Field(ge=0)
 
 
+class Assertion(_Model):
+    """One chunk of one source asserts a topic (topic_id) or a relation (relation), not both.
+
+    `version` names what asserted it (e.g. the source's sha256 or an extraction run), so a
+    re-extraction can retract exactly what the previous version asserted and this one did not.
+    """
+
+    source_id: NonEmpty
+    chunk_index: int = Field(default=0, ge=0)
+    topic_id: TopicId | None = None
+    relation: RelationKey | None = None
+    version: str = ""
+    asserted_at: UtcDatetime | None = None
+
+    @model_validator(mode="after")
+    def _one_subject(self) -> Assertion:
+        if (self.topic_id is None) == (self.relation is None):
+            raise ValueError("an assertion names either a topic_id or a relation")
+        return self
+
+    @property
+    def subject(self) -> tuple[str, str]:
+        """(kind, key): ('topic', id) or ('relation', 'source|target|type')."""
+        if self.relation is not None:
+            return ("relation", relation_subject(self.relation))
+        return ("topic", self.topic_id or "")
+
+
+def relation_subject(key: RelationKey) -> str:
+    """A relation's key as one string; kebab-case ids never contain '|'."""
+    return "|".join(key.as_tuple())
+
+
+def relation_from_subject(subject: str) -> RelationKey:
+    """The inverse of relation_subject."""
+    source, target, type_ = subject.split("|")
+    return RelationKey.model_validate({"source": source, "target": target, "type": type_})
+
+
 class KbChanges(_Model):
     """One atomic change to the graph (a merged chunk, an approved delta, an import)."""
 
@@ -93,6 +132,9 @@ class KbChanges(_Model):
     relations_upsert: list[Relation] = Field(default_factory=list)
     relations_delete: list[RelationKey] = Field(default_factory=list)
     topics_delete: list[TopicId] = Field(default_factory=list)
+    # Recorded after the upserts, in the same transaction: a merged chunk and the
+    # provenance of what it asserts are written together or not at all.
+    assertions: list[Assertion] = Field(default_factory=list)
 
     @property
     def empty(self) -> bool:
@@ -102,6 +144,7 @@ class KbChanges(_Model):
             or self.relations_upsert
             or self.relations_delete
             or self.topics_delete
+            or self.assertions
         )
 
 

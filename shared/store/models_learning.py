@@ -6,8 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from shared.llm.telemetry import LLMCallRecord
 from shared.store._common import NonEmpty, TopicId, UtcDatetime, Week, normalise_question_key
+from shared.store.models_telemetry import LLMCallRecord
 
 ContentKind = Literal["article", "slides", "infographic"]
 Difficulty = Literal["easy", "medium", "hard"]

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Collection, Iterable
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
-from shared.llm.telemetry import LLMCallRecord
 from shared.store.models import (
     ChunkMark,
     HandbookSyncState,
@@ -36,6 +36,23 @@ from shared.store.models_learning import (
     Score,
     ThreadMessage,
 )
+from shared.store.models_provenance import UndoLabel
+from shared.store.models_telemetry import LLMCallRecord
+from shared.store.protocols_provenance import (
+    ChangeLogRepository,
+    CurationRepository,
+    ProvenanceRepository,
+)
+from shared.store.protocols_state import (
+    CustomTopicRepository,
+    FeedbackRepository,
+    FlagRepository,
+    IdempotencyRepository,
+    LockRepository,
+    MergeProgressRepository,
+    ProposalRepository,
+    UploadMessageRepository,
+)
 
 
 class TopicRepository(Protocol):
@@ -52,6 +69,9 @@ class TopicRepository(Protocol):
 
     async def ids(self) -> set[str]:
         """Every topic id."""
+
+    async def recent_ids(self, limit: int = 200) -> builtins.list[str]:
+        """The ids of the most recently updated topics, newest first."""
 
     async def upsert_many(self, topics: Iterable[Topic]) -> int:
         """Insert or update topics in one transaction; returns how many were given."""
@@ -71,6 +91,9 @@ class RelationRepository(Protocol):
 
     async def list(self, *, topic_id: str | None = None, type: str | None = None) -> list[Relation]:
         """All relations (or those touching a topic / of a type), ordered by key."""
+
+    async def touching(self, topic_ids: Iterable[str]) -> builtins.list[Relation]:
+        """The relations with either endpoint among the ids, ordered by key."""
 
     async def upsert_many(self, relations: Iterable[Relation]) -> int:
         """Insert or update relations in one transaction (BadInputError on a missing endpoint)."""
@@ -162,7 +185,7 @@ class ContentRepository(Protocol):
     async def mark_stale(self, topic_ids: Iterable[str]) -> int:
         """Flag content of changed topics as stale; returns how many rows changed."""
 
-    async def list_stale(self) -> list[str]:
+    async def list_stale(self) -> builtins.list[str]:
         """Topic ids whose content is stale."""
 
     async def delete(self, topic_id: str) -> bool:
@@ -403,12 +426,60 @@ class Store(Protocol):
 
     @property
     def settings(self) -> SettingsRepository:
-        """The settings repository."""
+        """Legacy key/value settings (kept until no caller uses them)."""
+
+    @property
+    def proposals(self) -> ProposalRepository:
+        """Graph deltas proposed in chat."""
+
+    @property
+    def feedback(self) -> FeedbackRepository:
+        """Votes on answers."""
+
+    @property
+    def upload_messages(self) -> UploadMessageRepository:
+        """Progress messages of chat uploads."""
+
+    @property
+    def merge_progress(self) -> MergeProgressRepository:
+        """Running merge counts per source."""
+
+    @property
+    def idempotency(self) -> IdempotencyRepository:
+        """Keys of handled requests."""
+
+    @property
+    def custom_topics(self) -> CustomTopicRepository:
+        """Requested learning topics outside the graph."""
+
+    @property
+    def flags(self) -> FlagRepository:
+        """Named markers."""
+
+    @property
+    def locks(self) -> LockRepository:
+        """Named leases."""
+
+    @property
+    def provenance(self) -> ProvenanceRepository:
+        """Which source chunks assert each topic and relation."""
+
+    @property
+    def curation(self) -> CurationRepository:
+        """Topic fields set by admins."""
+
+    @property
+    def change_log(self) -> ChangeLogRepository:
+        """Before-images of logged graph changes."""
 
     async def apply_kb_changes(
-        self, changes: KbChanges, *, chunk: ChunkMark | None = None
+        self, changes: KbChanges, *, chunk: ChunkMark | None = None, undo: UndoLabel | None = None
     ) -> KbChangeResult:
-        """Apply a graph change atomically; with a chunk, record it merged (once only)."""
+        """Apply a graph change atomically; with a chunk, record it merged (once only).
+
+        With undo, the before-image of everything the change touches is logged under
+        undo.batch_id in the same transaction (a batch id already logged applies nothing).
+        """
 
     async def schema_version(self) -> int:
         """The migration version the store is at."""

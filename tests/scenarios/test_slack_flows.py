@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from services.gateway import actions as ids
+from services.gateway.slack import ids
 from shared.bus import KbUpdated, SourceUploaded
 from shared.store import iso_week
 from tests.fakes.slack_server import FakeSlack
@@ -204,3 +205,45 @@ async def test_learn_article_and_infographic(stack: Stack, fake_slack: FakeSlack
     await asyncio.sleep(0)
     pngs = [v for v in fake_slack.file_contents.values() if v.startswith(b"\x89PNG")]
     assert pngs
+
+
+GATEWAY_DIR = Path(__file__).resolve().parents[2] / "services" / "gateway"
+MAX_GATEWAY_FILES_PER_DM = 10
+
+
+async def test_a_dm_answer_passes_through_few_gateway_files(
+    stack: Stack, fake_slack: FakeSlack
+) -> None:
+    """Event → listener → flow → core → rpc → answer posted: the gateway files on that path."""
+    seen: list[str] = []
+
+    def profile(frame, event, _arg) -> None:
+        name = frame.f_code.co_filename
+        if event == "call" and name.startswith(str(GATEWAY_DIR)) and name not in seen:
+            seen.append(name)
+
+    sys.setprofile(profile)
+    try:
+        await stack.gateway.event(
+            {
+                "type": "message",
+                "channel_type": "im",
+                "channel": "D0USER",
+                "user": USER,
+                "text": "Hoe vraag ik verlof aan?",
+                "ts": "1700000000.000100",
+                "client_msg_id": "cm-path-1",
+            },
+            event_id="Ev-path-1",
+        )
+        answer = (
+            await fake_slack.wait_for(
+                "chat.update", where=lambda c: "r42_feedback" in text_of(c), timeout=30
+            )
+        )[0]
+    finally:
+        sys.setprofile(None)
+    assert "Verlof" in text_of(answer)
+    files = [str(Path(f).relative_to(GATEWAY_DIR)) for f in seen]
+    assert 3 <= len(files) <= MAX_GATEWAY_FILES_PER_DM, files
+    assert not any(f.startswith("console") for f in files), files

@@ -69,6 +69,13 @@ def _scrub(message: str, url: str) -> str:
     return message.replace(password, "***") if password else message
 
 
+def upserted(doc: dict[str, Any] | None) -> dict[str, Any]:
+    """The document an upserting find_one_and_update returned (it always returns one)."""
+    if doc is None:
+        raise StoreError("MongoDB returned no document for an upsert")
+    return doc
+
+
 class MongoDb:
     """One client and database; knows whether multi-document transactions are available."""
 
@@ -112,4 +119,4 @@ class MongoDb:
         await self.client.close()
 
 
-__all__ = ["DuplicateKeyError", "MongoDb", "Session", "mongo_errors", "translate"]
+__all__ = ["DuplicateKeyError", "MongoDb", "Session", "mongo_errors", "translate", "upserted"]

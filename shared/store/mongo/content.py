@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -75,7 +76,7 @@ class MongoContent:
         )
         return result.modified_count
 
-    async def list_stale(self) -> list[str]:
+    async def list_stale(self) -> builtins.list[str]:
         """Topic ids whose content is stale."""
         cursor = self._db["content"].find({"stale": True}, {"_id": 1}).sort("_id", 1)
         return [d["_id"] async for d in cursor]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable
 
 from pymongo import DeleteOne, ReturnDocument
@@ -18,7 +19,9 @@ from shared.store.models import (
     Topic,
     TopicCounts,
 )
+from shared.store.models_provenance import UndoLabel
 from shared.store.mongo.client import DuplicateKeyError, MongoDb, Session, mongo_errors
+from shared.store.mongo.provenance import drop_for_subjects, missing_subjects, record_assertions
 from shared.store.mongo.queries import (
     chunk_id,
     count_by,
@@ -30,6 +33,7 @@ from shared.store.mongo.queries import (
     topic_upsert,
     touching,
 )
+from shared.store.mongo.undo import begin_logged, finish_logged
 
 
 @mongo_errors
@@ -39,9 +43,20 @@ class MongoKb:
     def __init__(self, db: MongoDb) -> None:
         self._db = db
 
-    async def apply(self, changes: KbChanges, chunk: ChunkMark | None = None) -> KbChangeResult:
+    async def apply(
+        self, changes: KbChanges, chunk: ChunkMark | None = None, undo: UndoLabel | None = None
+    ) -> KbChangeResult:
         """Apply a change in a transaction (replica set) or as ordered idempotent writes."""
-        return await self._db.atomic(lambda session: self._apply(changes, chunk, session))
+
+        async def run(session: Session) -> KbChangeResult:
+            if undo is not None and not await begin_logged(self._db, changes, undo, session):
+                return KbChangeResult(applied=False)
+            result = await self._apply(changes, chunk, session)
+            if undo is not None:
+                await finish_logged(self._db, undo, session)
+            return result
+
+        return await self._db.atomic(run)
 
     async def _apply(
         self, changes: KbChanges, chunk: ChunkMark | None, session: Session
@@ -76,13 +91,35 @@ class MongoKb:
             raise BadInputError(
                 f"{len(missing)} relation endpoint(s) are not topics: {shown}; nothing was written"
             )
+        if changes.assertions:
+            unknown = await missing_subjects(
+                self._db, changes.assertions, topics_after=upserted,
+                relations_after={relation_id(r.key) for r in changes.relations_upsert},
+                session=session,
+            )  # fmt: skip
+            if unknown:
+                raise BadInputError(
+                    f"{len(unknown)} asserted subject(s) do not exist: {', '.join(unknown[:10])}; "
+                    "nothing was written"
+                )
         relations_deleted = 0
         if changes.relations_delete:
+            await drop_for_subjects(
+                self._db, topic_ids=[], session=session,
+                relation_subjects=[relation_id(k) for k in changes.relations_delete],
+            )  # fmt: skip
             deletes = [DeleteOne({"_id": relation_id(k)}) for k in changes.relations_delete]
             result = await relations.bulk_write(deletes, ordered=True, session=session)
             relations_deleted = result.deleted_count
         deleted_ids = sorted(existing & deleted)
         if deleted_ids:
+            cascaded = [
+                d["_id"]
+                async for d in relations.find(touching(deleted_ids), {"_id": 1}, session=session)
+            ]
+            await drop_for_subjects(
+                self._db, topic_ids=deleted_ids, relation_subjects=cascaded, session=session
+            )
             await relations.delete_many(touching(deleted_ids), session=session)
             await topics.delete_many({"_id": {"$in": deleted_ids}}, session=session)
         now = utcnow()
@@ -92,6 +129,8 @@ class MongoKb:
         if changes.relations_upsert:
             ops = [relation_upsert(r) for r in changes.relations_upsert]
             await relations.bulk_write(ops, ordered=True, session=session)
+        if changes.assertions:
+            await record_assertions(self._db, changes.assertions, session)
         if chunk is not None:
             await self._mark_chunk(chunk, session)
         return KbChangeResult(
@@ -158,6 +197,11 @@ class MongoTopics:
         """Every topic id."""
         return {d["_id"] async for d in self._db["topics"].find({}, {"_id": 1})}
 
+    async def recent_ids(self, limit: int = 200) -> builtins.list[str]:
+        """The ids of the most recently updated topics, newest first."""
+        cursor = self._db["topics"].find({}, {"_id": 1}).sort([("updated_at", -1), ("_id", 1)])
+        return [d["_id"] async for d in cursor.limit(max(limit, 0))]
+
     async def upsert_many(self, topics: Iterable[Topic]) -> int:
         """Insert or update topics in one atomic write."""
         batch = list(topics)
@@ -212,6 +256,12 @@ class MongoRelations:
         query: dict[str, object] = touching([topic_id]) if topic_id is not None else {}
         if type is not None:
             query["type"] = type
+        cursor = self._db["relations"].find(query).sort([("source", 1), ("target", 1), ("type", 1)])
+        return [relation_from_doc(d) async for d in cursor]
+
+    async def touching(self, topic_ids: Iterable[str]) -> builtins.list[Relation]:
+        """The relations with either endpoint among the ids, ordered by key."""
+        query = touching(sorted(set(topic_ids)))
         cursor = self._db["relations"].find(query).sort([("source", 1), ("target", 1), ("type", 1)])
         return [relation_from_doc(d) async for d in cursor]
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from shared.errors import StoreError
 from shared.store._common import normalise_question_key, utcnow
 from shared.store.mongo.client import DuplicateKeyError, MongoDb
+from shared.store.mongo.migrate_state import move_settings, state_indexes
 from shared.store.mongo.queries import indexes, relation_id
 
 
@@ -83,6 +84,13 @@ MIGRATIONS: tuple[MongoMigration, ...] = (
     MongoMigration(2, "topics.relevance_locked, default false", _relevance_locked),
     MongoMigration(3, "relation type executes -> executed_by", _relation_vocabulary),
     MongoMigration(4, "quiz questions without difficulty become medium", _question_difficulty),
+    MongoMigration(
+        5, "collections of proposals, feedback, uploads, keys, flags, locks", state_indexes
+    ),
+    MongoMigration(6, "settings documents move into their own collections", move_settings),
+    MongoMigration(
+        7, "assertions, topic curation, change log; topics by updated_at", state_indexes
+    ),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

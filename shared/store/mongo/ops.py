@@ -9,10 +9,10 @@ from datetime import datetime
 from typing import Any, Literal
 
 from shared.errors import BadInputError, StoreUnavailableError
-from shared.llm.telemetry import LLMCallRecord
 from shared.store._common import build, check_setting_key, json_value, normalise_time, utcnow
 from shared.store.models import HandbookSyncState
 from shared.store.models_learning import CallAggregate, CurriculumEntry, LlmCall
+from shared.store.models_telemetry import LLMCallRecord
 from shared.store.mongo.client import DuplicateKeyError, MongoDb, mongo_errors
 from shared.store.mongo.queries import call_aggregate, settings_cas_filter
 

@@ -177,7 +177,14 @@ def indexes() -> dict[str, list[IndexModel]]:
         "topics": [
             IndexModel([("type", ASCENDING)]),
             IndexModel([("learning_relevance", ASCENDING)]),
+            IndexModel([("updated_at", DESCENDING)]),
         ],
+        "assertions": [
+            IndexModel([("source_id", ASCENDING), ("version", ASCENDING)]),
+            IndexModel([("kind", ASCENDING), ("subject", ASCENDING)]),
+        ],
+        "topic_curation": [IndexModel([("topic_id", ASCENDING)])],
+        "change_log": [IndexModel([("created_at", DESCENDING)])],
         "relations": [
             IndexModel(
                 [("source", ASCENDING), ("target", ASCENDING), ("type", ASCENDING)],
@@ -212,4 +219,8 @@ def indexes() -> dict[str, list[IndexModel]]:
         ],
         "suggestions": [IndexModel([("status", ASCENDING), ("created_at", DESCENDING)])],
         "llm_calls": [IndexModel([("occurred_at", DESCENDING)])],
+        "proposals": [IndexModel([("status", ASCENDING), ("created_at", DESCENDING)])],
+        "feedback": [IndexModel([("created_at", DESCENDING)])],
+        # The server deletes expired keys in the background; reads also filter on expiry.
+        "idempotency_keys": [IndexModel([("expires_at", ASCENDING)], expireAfterSeconds=0)],
     }

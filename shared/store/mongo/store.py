@@ -7,14 +7,20 @@ from types import TracebackType
 from pymongo.errors import PyMongoError
 
 from shared.store.models import ChunkMark, KbChangeResult, KbChanges
+from shared.store.models_provenance import UndoLabel
+from shared.store.mongo.chat import MongoFeedback, MongoProposals, MongoUploadMessages
 from shared.store.mongo.client import MongoDb, mongo_errors, translate
 from shared.store.mongo.content import MongoContent, MongoQuizBanks
 from shared.store.mongo.kb import MongoKb, MongoRelations, MongoTopics
+from shared.store.mongo.leases import MongoIdempotency, MongoLocks
 from shared.store.mongo.migrations import current_version, migrate
 from shared.store.mongo.ops import MongoCurriculum, MongoHandbookSync, MongoLlmCalls, MongoSettings
+from shared.store.mongo.provenance import MongoCuration, MongoProvenance
 from shared.store.mongo.quiz import MongoQuizAttempts, MongoScores
 from shared.store.mongo.social import MongoSuggestions, MongoThreads
 from shared.store.mongo.sources import MongoSources, MongoSourceTexts
+from shared.store.mongo.state import MongoCustomTopics, MongoFlags, MongoMergeProgress
+from shared.store.mongo.undo import MongoChangeLog
 
 
 @mongo_errors
@@ -40,6 +46,17 @@ class MongoStore:
         self.handbook_sync = MongoHandbookSync(self.db)
         self.curriculum = MongoCurriculum(self.db)
         self.settings = MongoSettings(self.db)
+        self.proposals = MongoProposals(self.db)
+        self.feedback = MongoFeedback(self.db)
+        self.upload_messages = MongoUploadMessages(self.db)
+        self.merge_progress = MongoMergeProgress(self.db)
+        self.idempotency = MongoIdempotency(self.db)
+        self.custom_topics = MongoCustomTopics(self.db)
+        self.flags = MongoFlags(self.db)
+        self.locks = MongoLocks(self.db)
+        self.provenance = MongoProvenance(self.db)
+        self.curation = MongoCuration(self.db)
+        self.change_log = MongoChangeLog(self.db)
 
     @classmethod
     async def open(
@@ -64,10 +81,10 @@ class MongoStore:
         return self.db.transactions
 
     async def apply_kb_changes(
-        self, changes: KbChanges, *, chunk: ChunkMark | None = None
+        self, changes: KbChanges, *, chunk: ChunkMark | None = None, undo: UndoLabel | None = None
     ) -> KbChangeResult:
         """Apply a graph change atomically (transaction) or as ordered idempotent writes."""
-        return await self._kb.apply(changes, chunk)
+        return await self._kb.apply(changes, chunk, undo)
 
     async def schema_version(self) -> int:
         """The migration version the store is at."""

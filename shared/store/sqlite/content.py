@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 import sqlite3
 from collections.abc import Iterable
@@ -108,7 +109,7 @@ class SqliteContent:
         )
         return await self._db.write(lambda c: c.execute(sql, (ids,)).rowcount)
 
-    async def list_stale(self) -> list[str]:
+    async def list_stale(self) -> builtins.list[str]:
         """Topic ids whose content is stale."""
         sql = "SELECT topic_id FROM content WHERE stale = 1 ORDER BY topic_id"
         return [r[0] for r in await self._db.read(lambda c: c.execute(sql).fetchall())]

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import random
 import sqlite3
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
@@ -23,9 +26,29 @@ from shared.store._common import normalise_time
 
 T = TypeVar("T")
 
+log = logging.getLogger(__name__)
+
 MEMORY = ":memory:"
 _CORRUPT_MARKERS = ("not a database", "malformed", "corrupt", "unable to open")
 _BUSY_MARKERS = ("locked", "busy")
+# Switching a new file to WAL answers "database is locked" at once (no busy handler) while
+# another connection switches it: retried with a jittered backoff within this budget.
+_WAL_BUDGET_S = 10.0
+_WAL_FIRST_DELAY_S = 0.002
+_WAL_MAX_DELAY_S = 0.05
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    return any(marker in str(exc).lower() for marker in _BUSY_MARKERS)
+
+
+class _WalSwitchBlockedError(Exception):
+    """The WAL switch stayed blocked for the whole budget (translated with the facts)."""
+
+    def __init__(self, attempts: int, elapsed_s: float, last: sqlite3.Error) -> None:
+        super().__init__(str(last))
+        self.attempts = attempts
+        self.elapsed_s = elapsed_s
 
 
 def to_text(value: datetime | None) -> str | None:
@@ -95,7 +118,7 @@ class SqliteDb:
         )
         try:
             if self.path != MEMORY:
-                conn.execute("PRAGMA journal_mode=WAL").fetchone()
+                self._enable_wal(conn)
                 # NORMAL is crash-safe in WAL mode (a power cut may lose the last commits only).
                 conn.execute("PRAGMA synchronous=NORMAL")
             # Touch the schema so a corrupt or foreign file fails here, not at first use.
@@ -104,6 +127,27 @@ class SqliteDb:
             conn.close()
             raise
         self._conn = conn
+
+    def _enable_wal(self, conn: sqlite3.Connection) -> None:
+        budget = min(self.busy_timeout_s, _WAL_BUDGET_S)
+        started = time.monotonic()
+        delay, attempts = _WAL_FIRST_DELAY_S, 0
+        while True:
+            attempts += 1
+            try:
+                mode = str(conn.execute("PRAGMA journal_mode=WAL").fetchone()[0])
+                break
+            except sqlite3.OperationalError as exc:
+                elapsed = time.monotonic() - started
+                if not _is_busy(exc):
+                    raise
+                if elapsed >= budget:
+                    raise _WalSwitchBlockedError(attempts, elapsed, exc) from exc
+                time.sleep(min(delay * random.uniform(0.5, 1.5), budget - elapsed))
+                delay = min(delay * 2, _WAL_MAX_DELAY_S)
+        if mode.lower() != "wal":
+            # Some file systems (network mounts) refuse WAL; the store still works, slower.
+            log.warning("%s stays in %s journal mode: WAL was refused", self.label, mode)
 
     async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run fn(conn) in a read transaction (one consistent snapshot)."""
@@ -134,21 +178,28 @@ class SqliteDb:
         return await loop.run_in_executor(self._executor, partial(self._guarded, fn))
 
     def _guarded(self, fn: Callable[[], T]) -> T:
+        started = time.monotonic()
         try:
             return fn()
         except R42Error:
             raise
+        except _WalSwitchBlockedError as exc:
+            raise StoreUnavailableError(
+                f"{self.label} could not switch to WAL journal mode: other connections kept "
+                f"it locked for {exc.elapsed_s:.2f} s ({exc.attempts} attempt"
+                f"{'' if exc.attempts == 1 else 's'}); try again"
+            ) from exc
         except sqlite3.Error as exc:
-            raise self._translate(exc) from exc
+            raise self._translate(exc, time.monotonic() - started) from exc
 
-    def _translate(self, exc: sqlite3.Error) -> R42Error:
+    def _translate(self, exc: sqlite3.Error, elapsed_s: float) -> R42Error:
         text = str(exc).lower()
         if isinstance(exc, sqlite3.IntegrityError):
             return BadInputError(f"rejected by a store constraint: {exc}")
-        if any(marker in text for marker in _BUSY_MARKERS):
+        if _is_busy(exc):
             return StoreUnavailableError(
-                f"{self.label} stayed locked by another writer for "
-                f"{self.busy_timeout_s:g} s; try again"
+                f"{self.label} is locked by another connection ({exc}); gave up after "
+                f"{elapsed_s:.2f} s (busy timeout {self.busy_timeout_s:g} s); try again"
             )
         if isinstance(exc, sqlite3.DatabaseError) and any(m in text for m in _CORRUPT_MARKERS):
             return StoreCorruptError(

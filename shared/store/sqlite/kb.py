@@ -23,6 +23,7 @@ from shared.store.models import (
     TopicCounts,
 )
 from shared.store.sqlite.db import SqliteDb, dumps, to_text
+from shared.store.sqlite.provenance import drop_for_relations, drop_for_topics, record_assertions
 
 _TOPIC_COLUMNS = (
     "id, label, type, description, learning_relevance, relevance_locked, metadata, "
@@ -115,8 +116,35 @@ def upsert_relations(conn: sqlite3.Connection, relations: list[Relation]) -> Non
         )
 
 
+def select_topics(conn: sqlite3.Connection, topic_ids: list[str]) -> list[Topic]:
+    """The topics among the ids, in id order, inside the caller's transaction."""
+    sql = _TOPICS_JSON.format(where="id IN (SELECT value FROM json_each(?))")
+    return _TOPIC_LIST.validate_json(conn.execute(sql, (dumps(topic_ids),)).fetchone()[0])
+
+
+def select_relations(conn: sqlite3.Connection, keys: list[tuple[str, str, str]]) -> list[Relation]:
+    """The relations among the (source, target, type) keys, in key order."""
+    sql = (
+        "SELECT source, target, type, description FROM relations "
+        "WHERE source = ? AND target = ? AND type = ?"
+    )
+    rows = [conn.execute(sql, key).fetchone() for key in sorted(set(keys))]
+    return [_relation(r) for r in rows if r is not None]
+
+
+def relations_touching(conn: sqlite3.Connection, topic_ids: list[str]) -> list[Relation]:
+    """The relations with either endpoint among the ids, in key order."""
+    sql = (
+        "SELECT source, target, type, description FROM relations "
+        "WHERE source IN (SELECT value FROM json_each(:ids)) "
+        "OR target IN (SELECT value FROM json_each(:ids)) ORDER BY source, target, type"
+    )
+    return [_relation(r) for r in conn.execute(sql, {"ids": dumps(topic_ids)})]
+
+
 def delete_relations(conn: sqlite3.Connection, keys: list[RelationKey]) -> int:
-    """Delete relations by key inside the caller's transaction."""
+    """Delete relations (and their assertions) by key inside the caller's transaction."""
+    drop_for_relations(conn, keys)
     before = conn.total_changes
     conn.executemany(
         "DELETE FROM relations WHERE source = ? AND target = ? AND type = ?",
@@ -136,6 +164,7 @@ def delete_topics(conn: sqlite3.Connection, topic_ids: list[str]) -> list[str]:
             "SELECT id FROM topics WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id", (ids,)
         )
     ]
+    drop_for_topics(conn, ids)
     conn.execute(
         "DELETE FROM relations WHERE source IN (SELECT value FROM json_each(?)) "
         "OR target IN (SELECT value FROM json_each(?))",
@@ -163,6 +192,7 @@ def apply_changes(
     deleted = delete_topics(conn, changes.topics_delete)
     upsert_topics(conn, changes.topics_upsert)
     upsert_relations(conn, changes.relations_upsert)
+    record_assertions(conn, changes.assertions)
     if chunk is not None:
         conn.execute(
             "UPDATE sources SET chunks_done = "
@@ -215,6 +245,12 @@ class SqliteTopics:
         """Every topic id."""
         rows = await self._db.read(lambda c: c.execute("SELECT id FROM topics").fetchall())
         return {r[0] for r in rows}
+
+    async def recent_ids(self, limit: int = 200) -> builtins.list[str]:
+        """The ids of the most recently updated topics, newest first (an index scan)."""
+        sql = "SELECT id FROM topics ORDER BY updated_at DESC, id LIMIT ?"
+        rows = await self._db.read(lambda c: c.execute(sql, (max(limit, 0),)).fetchall())
+        return [r[0] for r in rows]
 
     async def upsert_many(self, topics: Iterable[Topic]) -> int:
         """Insert or update topics in one transaction."""
@@ -286,6 +322,11 @@ class SqliteRelations:
         )
         rows = await self._db.read(lambda c: c.execute(sql, params).fetchall())
         return [_relation(r) for r in rows]
+
+    async def touching(self, topic_ids: Iterable[str]) -> builtins.list[Relation]:
+        """The relations with either endpoint among the ids, ordered by key."""
+        ids = sorted(set(topic_ids))
+        return await self._db.read(lambda c: relations_touching(c, ids))
 
     async def upsert_many(self, relations: Iterable[Relation]) -> int:
         """Insert or update relations in one transaction."""

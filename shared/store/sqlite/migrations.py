@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from shared.errors import StoreError
 from shared.store._common import normalise_question_key, utcnow
 from shared.store.sqlite.db import dumps, to_text
+from shared.store.sqlite.migrate_state import move_settings, provenance_tables, state_tables
 
 _BASE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS topics (
@@ -224,6 +225,14 @@ MIGRATIONS: tuple[Migration, ...] = (
         3, "relation type executes -> executed_by (swapped, deduplicated)", _relation_vocabulary
     ),
     Migration(4, "quiz questions without difficulty become medium", _question_difficulty),
+    Migration(
+        5,
+        "proposals, feedback, upload messages, merge progress, idempotency keys, "
+        "custom topics, flags and locks",
+        state_tables,
+    ),
+    Migration(6, "settings rows move into their own tables", move_settings),
+    Migration(7, "assertions, topic curation, change log; topics by updated_at", provenance_tables),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

@@ -10,10 +10,10 @@ from datetime import datetime
 from typing import Any, Literal
 
 from shared.errors import BadInputError
-from shared.llm.telemetry import LLMCallRecord
 from shared.store._common import build, check_setting_key, json_value, utcnow
 from shared.store.models import HandbookSyncState
 from shared.store.models_learning import CallAggregate, CurriculumEntry, LlmCall
+from shared.store.models_telemetry import LLMCallRecord
 from shared.store.sqlite.db import SqliteDb, to_text
 
 _CALL_FIELDS = (

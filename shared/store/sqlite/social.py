@@ -41,9 +41,9 @@ class SqliteThreads:
                 "INSERT INTO thread_messages (user, role, text, at) VALUES (?, ?, ?, ?)", rows
             )
             conn.execute(
-                "DELETE FROM thread_messages WHERE user = ?1 AND id <= (SELECT id FROM "
-                "thread_messages WHERE user = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2)",
-                (user, THREAD_MAX_MESSAGES),
+                "DELETE FROM thread_messages WHERE user = :user AND id <= (SELECT id FROM "
+                "thread_messages WHERE user = :user ORDER BY id DESC LIMIT 1 OFFSET :keep)",
+                {"user": user, "keep": THREAD_MAX_MESSAGES},
             )
 
         await self._db.write(run)

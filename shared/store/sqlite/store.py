@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import sqlite3
 from types import TracebackType
 
 from shared.store.models import ChunkMark, KbChangeResult, KbChanges
+from shared.store.models_provenance import UndoLabel
+from shared.store.sqlite.chat import SqliteFeedback, SqliteProposals, SqliteUploadMessages
 from shared.store.sqlite.content import SqliteContent, SqliteQuizBanks
 from shared.store.sqlite.db import SqliteDb
 from shared.store.sqlite.kb import SqliteRelations, SqliteTopics, apply_changes
+from shared.store.sqlite.leases import SqliteIdempotency, SqliteLocks
 from shared.store.sqlite.migrations import current_version, migrate
 from shared.store.sqlite.ops import (
     SqliteCurriculum,
@@ -15,9 +19,12 @@ from shared.store.sqlite.ops import (
     SqliteLlmCalls,
     SqliteSettings,
 )
+from shared.store.sqlite.provenance import SqliteCuration, SqliteProvenance
 from shared.store.sqlite.quiz import SqliteQuizAttempts, SqliteScores
 from shared.store.sqlite.social import SqliteSuggestions, SqliteThreads
 from shared.store.sqlite.sources import SqliteSources, SqliteSourceTexts
+from shared.store.sqlite.state import SqliteCustomTopics, SqliteFlags, SqliteMergeProgress
+from shared.store.sqlite.undo import SqliteChangeLog, log_before_image
 
 
 class SqliteStore:
@@ -41,6 +48,17 @@ class SqliteStore:
         self.handbook_sync = SqliteHandbookSync(self.db)
         self.curriculum = SqliteCurriculum(self.db)
         self.settings = SqliteSettings(self.db)
+        self.proposals = SqliteProposals(self.db)
+        self.feedback = SqliteFeedback(self.db)
+        self.upload_messages = SqliteUploadMessages(self.db)
+        self.merge_progress = SqliteMergeProgress(self.db)
+        self.idempotency = SqliteIdempotency(self.db)
+        self.custom_topics = SqliteCustomTopics(self.db)
+        self.flags = SqliteFlags(self.db)
+        self.locks = SqliteLocks(self.db)
+        self.provenance = SqliteProvenance(self.db)
+        self.curation = SqliteCuration(self.db)
+        self.change_log = SqliteChangeLog(self.db)
 
     @classmethod
     async def open(cls, path: str, *, busy_timeout_s: float = 30.0) -> SqliteStore:
@@ -55,10 +73,16 @@ class SqliteStore:
         return store
 
     async def apply_kb_changes(
-        self, changes: KbChanges, *, chunk: ChunkMark | None = None
+        self, changes: KbChanges, *, chunk: ChunkMark | None = None, undo: UndoLabel | None = None
     ) -> KbChangeResult:
         """Apply a graph change in one BEGIN IMMEDIATE transaction (all or nothing)."""
-        return await self.db.write(lambda conn: apply_changes(conn, changes, chunk))
+
+        def run(conn: sqlite3.Connection) -> KbChangeResult:
+            if undo is not None and not log_before_image(conn, changes, undo):
+                return KbChangeResult(applied=False)  # this batch was applied before
+            return apply_changes(conn, changes, chunk)
+
+        return await self.db.write(run)
 
     async def schema_version(self) -> int:
         """The migration version the store is at."""

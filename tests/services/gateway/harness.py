@@ -16,9 +16,9 @@ import aiohttp
 import nats
 from slack_sdk.signature import SignatureVerifier
 
-from services.gateway.app import GATEWAY_KEY, Mode, make_on_started, make_register
-from services.gateway.dedupe import bucket_name
-from services.gateway.slack_gateway import SlackGateway
+from services.gateway.slack.dedupe import bucket_name
+from services.gateway.slack.gateway import SlackGateway
+from services.gateway.slack.service import GATEWAY_KEY, Mode, make_on_started, make_register
 from shared.bus import STREAMS, Event, parse_event
 from shared.bus.subjects import ns_stream, ns_subject
 from shared.config import Settings, build_settings

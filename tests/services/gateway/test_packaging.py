@@ -8,7 +8,7 @@ import typer
 import yaml
 from typer.testing import CliRunner
 
-from services.gateway import cli
+from services.cli import gateway as cli
 from services.registry import resolve_console
 from tests.fakes.slack_server import FakeSlack
 from tests.services.gateway.harness import Gateway
@@ -55,7 +55,7 @@ async def test_every_declared_command_is_handled(gateway: Gateway, fake_slack: F
 
 def test_console_entry_point_resolves() -> None:
     run = resolve_console()
-    assert run is not None and run.__module__ == "services.gateway.console"
+    assert run is not None and run.__module__ == "services.gateway.console.session"
 
 
 def test_cli_rejects_bad_options(monkeypatch) -> None:

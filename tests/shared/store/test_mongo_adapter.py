@@ -57,7 +57,9 @@ async def test_store_constructs_without_a_server() -> None:
         assert store.transactions is False
         for name in ("topics", "relations", "sources", "source_texts", "content", "quiz_banks",
                      "quiz_attempts", "scores", "threads", "suggestions", "llm_calls",
-                     "handbook_sync", "curriculum", "settings"):  # fmt: skip
+                     "handbook_sync", "curriculum", "settings", "proposals", "feedback",
+                     "upload_messages", "merge_progress", "idempotency", "custom_topics",
+                     "flags", "locks", "provenance", "curation", "change_log"):  # fmt: skip
             assert hasattr(store, name), name
     finally:
         await store.close()

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from shared.store import open_store
+from shared.store.sqlite import LATEST_VERSION
+from tests.shared.store._opener import open_rounds
 
 ROOT = Path(__file__).resolve().parents[3]
 PROCESSES, ROUNDS = 4, 40
@@ -86,3 +89,28 @@ def test_schema_creation_races_are_safe(tmp_path: Path) -> None:
 
     versions = asyncio.run(open_many())
     assert len(set(versions)) == 1 and versions[0] >= 4
+
+
+def test_four_processes_opening_a_fresh_file_at_once_all_succeed(tmp_path: Path) -> None:
+    # `r42 up` starts every service at once and each opens and migrates the store: the
+    # switch to WAL must not fail when another process is switching at the same moment.
+    rounds, processes = 200, 4
+    spawn = multiprocessing.get_context("spawn")
+    barrier, results = spawn.Barrier(processes), spawn.Queue()
+    workers = [
+        spawn.Process(target=open_rounds, args=(str(tmp_path), rounds, barrier, results))
+        for _ in range(processes)
+    ]
+    for worker in workers:
+        worker.start()
+    try:
+        outcomes = [results.get(timeout=120) for _ in workers]
+    finally:
+        for worker in workers:
+            worker.join(timeout=10)
+            if worker.is_alive():
+                worker.kill()
+    failures = [o for per_process in outcomes for o in per_process if not o.startswith("ok")]
+    assert failures == []
+    assert [len(o) for o in outcomes] == [rounds] * processes
+    assert {o for per_process in outcomes for o in per_process} == {f"ok {LATEST_VERSION}"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 from pathlib import Path
 
@@ -63,6 +64,9 @@ async def test_a_writer_holding_the_lock_too_long_is_a_transient_error(tmp_path:
         with pytest.raises(StoreUnavailableError, match="locked") as info:
             await store.topics.upsert_many([Topic(id="a", label="A", type="concept")])
         assert info.value.transient
+        # The message says how long it really waited, not a figure from the settings alone.
+        waited = re.search(r"gave up after ([0-9.]+) s \(busy timeout 0.2 s\)", str(info.value))
+        assert waited is not None and 0.15 <= float(waited.group(1)) < 5
         blocker.execute("ROLLBACK")
         await store.topics.upsert_many([Topic(id="a", label="A", type="concept")])
         assert await store.topics.ids() == {"a"}
@@ -77,3 +81,23 @@ async def test_closed_store_refuses_work(tmp_path: Path) -> None:
     await store.close()  # idempotent
     with pytest.raises(StoreError, match="closed"):
         await store.topics.ids()
+
+
+async def test_a_wal_switch_blocked_throughout_says_what_happened(tmp_path: Path) -> None:
+    path = tmp_path / "r42.db"
+    blocker = sqlite3.connect(path, isolation_level=None)
+    try:
+        blocker.execute("CREATE TABLE t (x)")  # a rollback-journal file, exclusively locked
+        blocker.execute("BEGIN EXCLUSIVE")
+        with pytest.raises(StoreUnavailableError) as info:
+            await SqliteStore.open(str(path), busy_timeout_s=0.3)
+        message = str(info.value)
+        assert "could not switch to WAL journal mode" in message and str(path) in message
+        waited = re.search(r"locked for ([0-9.]+) s \((\d+) attempts?\)", message)
+        assert waited is not None and 0.25 <= float(waited.group(1)) < 5
+        assert info.value.transient
+        blocker.execute("ROLLBACK")
+        store = await SqliteStore.open(str(path), busy_timeout_s=0.3)
+        await store.close()
+    finally:
+        blocker.close()

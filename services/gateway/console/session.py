@@ -1,0 +1,163 @@
+"""The console chat `r42 up` opens without Slack tokens: the same features through the same client.
+
+The console user is an admin (it is the operator's own terminal): proposals they accept
+are applied at once, and /ingest, /suggestions and /diagnostics are open to them.
+Input runs in a daemon thread so the event loop keeps serving bus events while waiting.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import getpass
+
+from rich.console import Console
+from rich.text import Text
+
+from services.gateway.console import render
+from services.gateway.console.admin import AdminCommands
+from services.gateway.console.base import InputFn, ask
+from services.gateway.console.learning import LearningCommands
+from services.gateway.core import GatewayClient
+from services.gateway.core.waiter import EventWaiter, reply_key, source_key
+from shared.bus import (
+    ContentReady,
+    QuizReady,
+    QuizScored,
+    SourceCompleted,
+    SourceFailed,
+    SourceProgress,
+    build_broker,
+    start_broker,
+)
+from shared.config import Settings
+from shared.errors import R42Error
+from shared.runtime.service import resolve_nats_url
+from shared.store import open_store
+
+THINKING = "R42 denkt na…"
+
+
+class ConsoleSession(LearningCommands, AdminCommands):
+    """One console user talking to R42."""
+
+    async def loop(self) -> None:
+        """Read commands until /quit or end of input."""
+        self.out.print(Text("R42 console — typ /help voor de commando's.", style="bold"))
+        while (line := await self.prompt("jij> ")) is not None:
+            line = line.strip()
+            if not line:
+                continue
+            if line in ("/quit", "/exit", "/q"):
+                break
+            try:
+                await self.dispatch(line)
+            except R42Error as exc:
+                self.out.print(Text(f"! {exc}", style="red"))
+        self.out.print(Text("Tot ziens!", style="dim"))
+
+    async def dispatch(self, line: str) -> None:
+        """Run one command or chat turn."""
+        if not line.startswith("/"):
+            await self.chat(line)
+            return
+        cmd, _, arg = line[1:].partition(" ")
+        arg = arg.strip()
+        handlers = {
+            "help": self.help,
+            "learn": self.learn,
+            "quiz": self.quiz,
+            "leaderboard": self.leaderboard,
+            "ingest": self.ingest,
+            "sources": self.sources,
+            "suggestions": self.suggestions,
+            "graph": self.graph,
+            "diagnostics": self.diagnostics,
+            "sync": self.sync,
+            "clear": self.clear,
+        }
+        handler = handlers.get(cmd.lower())
+        if handler is None:
+            self.out.print(Text(f"Onbekend commando /{cmd}; typ /help.", style="yellow"))
+            return
+        await handler(arg)
+
+    async def help(self, _arg: str) -> None:
+        """Show the commands."""
+        self.out.print(render.CONSOLE_HELP, markup=False)
+
+    async def chat(self, text: str) -> None:
+        """One turn with R42, then the proposal question if there is one."""
+        if await self.client.chat.quiz_active(self.user):
+            self.out.print(Text("Je quiz loopt nog; R42 antwoordt weer na de quiz.", style="dim"))
+            return
+        with self.out.status(THINKING):
+            reply = await self.client.chat.ask(user_id=self.user, text=text, user_name=self.user)
+        for part in render.answer(reply):
+            self.out.print(part)
+        if reply.proposal is None:
+            return
+        self.out.print(render.delta(reply.proposal.delta))
+        answer = await self.prompt("Wil je dit toevoegen aan de kennisgraaf? [j/n] ")
+        accept = (answer or "").strip().lower() in ("j", "ja", "y", "yes")
+        result = await self.client.chat.decide_proposal(
+            proposal_id=reply.proposal.id, user_id=self.user, accept=accept
+        )
+        self.out.print(Text(f"Voorstel: {result.status}. {result.message}".strip(), style="cyan"))
+
+    async def clear(self, _arg: str) -> None:
+        """Start a new conversation."""
+        cleared = await self.client.chat.clear(user_id=self.user)
+        self.out.print(Text(f"Gesprek gewist ({cleared.removed} berichten). {cleared.greeting}"))
+
+
+def console_user() -> str:
+    """The console's user id: the OS user, so scores are theirs."""
+    with contextlib.suppress(Exception):
+        return f"console-{getpass.getuser()}"[:200]
+    return "console"
+
+
+async def run(
+    *,
+    settings: Settings,
+    input_fn: InputFn | None = None,
+    out: Console | None = None,
+    namespace: str = "",
+    user_id: str | None = None,
+) -> None:
+    """Run the console until /quit or end of input (what `r42 up` opens without Slack)."""
+    user = user_id or console_user()
+    out = out or Console(highlight=False)
+    broker = build_broker(resolve_nats_url(settings), name="r42-console")
+    store = await open_store(settings.store_url)
+    waiter = EventWaiter(broker, namespace=namespace)
+    try:
+        await start_broker(broker, namespace=namespace)
+        await waiter.start(
+            {
+                ContentReady: reply_key,
+                QuizReady: reply_key,
+                QuizScored: reply_key,
+                SourceProgress: source_key,
+                SourceCompleted: source_key,
+                SourceFailed: source_key,
+            }
+        )
+        client = GatewayClient(
+            broker=broker,
+            store=store,
+            settings=settings,
+            namespace=namespace,
+            actor="console",
+            admins={*settings.admins, user},
+        )
+        session = ConsoleSession(client, waiter, out=out, input_fn=input_fn or input, user_id=user)
+        await session.loop()
+    finally:
+        await waiter.close()
+        with contextlib.suppress(Exception):
+            await broker.stop()
+        await store.close()
+
+
+__all__ = ["ConsoleSession", "ask", "console_user", "run"]

@@ -1,0 +1,79 @@
+"""Chat with R42: one turn, a Yes / No on a proposal, clearing a conversation."""
+
+from __future__ import annotations
+
+from services.gateway.core.context import CoreContext
+from shared.bus import (
+    CHAT_SUBJECT,
+    CLEAR_SUBJECT,
+    PROPOSAL_SUBJECT,
+    ChatReply,
+    ChatRequest,
+    ClearReply,
+    ClearRequest,
+    ProposalDecisionReply,
+    ProposalDecisionRequest,
+    request,
+)
+
+MAX_CHAT_CHARS = 200_000
+
+
+class ChatCalls:
+    """R42's chat rpc calls (rpc.r42.*)."""
+
+    def __init__(self, ctx: CoreContext) -> None:
+        self.ctx = ctx
+
+    async def quiz_active(self, user_id: str) -> bool:
+        """Whether the user is in the middle of a quiz (R42 only says so then)."""
+        return await self.ctx.store.quiz_attempts.get_active_attempt(user_id) is not None
+
+    async def ask(
+        self, *, user_id: str, text: str, user_name: str = "", correlation_id: str | None = None
+    ) -> ChatReply:
+        """One chat turn with R42."""
+        ctx = self.ctx
+        req = ChatRequest(
+            user_id=user_id,
+            user_name=user_name[:200],
+            is_admin=ctx.is_admin(user_id),
+            text=text[:MAX_CHAT_CHARS],
+            correlation_id=correlation_id,
+        )
+        return await request(
+            ctx.broker,
+            CHAT_SUBJECT,
+            req,
+            response_model=ChatReply,
+            timeout=ctx.chat_timeout,
+            namespace=ctx.namespace,
+        )
+
+    async def decide_proposal(
+        self, *, proposal_id: str, user_id: str, accept: bool
+    ) -> ProposalDecisionReply:
+        """A Yes / No on a proposal chip (admins apply; others queue a suggestion)."""
+        ctx = self.ctx
+        req = ProposalDecisionRequest(
+            proposal_id=proposal_id, user_id=user_id, is_admin=ctx.is_admin(user_id), accept=accept
+        )
+        return await request(
+            ctx.broker,
+            PROPOSAL_SUBJECT,
+            req,
+            response_model=ProposalDecisionReply,
+            timeout=30.0,
+            namespace=ctx.namespace,
+        )
+
+    async def clear(self, *, user_id: str) -> ClearReply:
+        """Wipe the user's conversation with R42."""
+        return await request(
+            self.ctx.broker,
+            CLEAR_SUBJECT,
+            ClearRequest(user_id=user_id),
+            response_model=ClearReply,
+            timeout=15.0,
+            namespace=self.ctx.namespace,
+        )

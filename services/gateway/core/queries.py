@@ -1,0 +1,129 @@
+"""Read-only views over the store: weekly topic, rankings, sources, diagnostics, graph, home."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from services.gateway.core.models import (
+    Diagnostics,
+    GraphView,
+    HomeData,
+    Leaderboards,
+    WeeklyTopic,
+)
+from shared.errors import BadInputError, NotFoundError
+from shared.kb import fold_text
+from shared.kb.weekly import weekly_topic
+from shared.store import Source, Store, Topic, iso_week
+
+RUNNING = ("pending", "processing")
+
+
+def week_start(now: datetime | None = None) -> datetime:
+    """Monday 00:00 UTC of the ISO week containing `now`."""
+    now = (now or datetime.now(UTC)).astimezone(UTC)
+    monday = now - timedelta(days=now.isoweekday() - 1)
+    return monday.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+async def find_weekly_topic(
+    store: Store, *, user_id: str, week: str | None = None
+) -> WeeklyTopic | None:
+    """This week's topic of a user (curriculum first, else the stable weighted draw)."""
+    week = week or iso_week()
+    topics = await store.topics.list()
+    chosen = weekly_topic(
+        user_id=user_id,
+        week=week,
+        topics=topics,
+        curriculum_topic=await store.curriculum.get(week),
+    )
+    if chosen is None:
+        return None
+    label = next((t.label for t in topics if t.id == chosen), chosen)
+    return WeeklyTopic(week=week, topic_id=chosen, label=label)
+
+
+async def leaderboards(store: Store, *, limit: int = 10, week: str | None = None) -> Leaderboards:
+    """The weekly and all-time top `limit`."""
+    week = week or iso_week()
+    return Leaderboards(
+        week=week,
+        weekly=await store.scores.leaderboard(week=week, limit=limit),
+        all_time=await store.scores.leaderboard(week=None, limit=limit),
+    )
+
+
+async def running_sources(store: Store) -> list[Source]:
+    """Sources still being extracted, newest first."""
+    found: list[Source] = []
+    for status in RUNNING:
+        found += await store.sources.list(status=status, limit=50)  # type: ignore[arg-type]
+    return sorted(
+        found, key=lambda s: s.created_at or datetime.min.replace(tzinfo=UTC), reverse=True
+    )
+
+
+async def diagnostics(store: Store, *, recent: int = 15) -> Diagnostics:
+    """Recent LLM calls plus this week's totals per task."""
+    by_task = await store.llm_calls.aggregate(by="task", since=week_start())
+    return Diagnostics(
+        recent=await store.llm_calls.last(recent),
+        by_task=by_task,
+        week_calls=sum(a.calls for a in by_task),
+        week_errors=sum(a.errors for a in by_task),
+        week_cost_usd=sum(a.cost_usd for a in by_task),
+        total_calls=await store.llm_calls.count(),
+    )
+
+
+async def find_topic(store: Store, query: str) -> Topic:
+    """A topic by id, else by label (exact, then prefix, then contains), folded for accents."""
+    query = query.strip()
+    if not query:
+        raise BadInputError("noem een onderwerp, bijvoorbeeld `/r42 graph onboarding`")
+    if len(query) > 300:
+        raise BadInputError("de onderwerpnaam is te lang")
+    if (topic := await store.topics.get(query)) is not None:
+        return topic
+    wanted = fold_text(query)
+    topics = await store.topics.list()
+    for match in (
+        lambda t: fold_text(t.label) == wanted or t.id == wanted.replace(" ", "-"),
+        lambda t: fold_text(t.label).startswith(wanted),
+        lambda t: wanted in fold_text(t.label) or wanted in t.id,
+    ):
+        hits = [t for t in topics if match(t)]
+        if hits:
+            return min(hits, key=lambda t: (len(t.label), t.id))
+    raise NotFoundError(f"geen onderwerp gevonden voor '{query}'")
+
+
+async def graph_view(store: Store, query: str, *, limit: int = 40) -> GraphView:
+    """A topic and its neighbours (relation type, outgoing?, neighbour)."""
+    topic = await find_topic(store, query)
+    relations = await store.relations.list(topic_id=topic.id)
+    other_ids = {r.target if r.source == topic.id else r.source for r in relations}
+    others = {t.id: t for t in await store.topics.get_many(other_ids)}
+    neighbours: list[tuple[str, bool, Topic]] = []
+    for r in relations[:limit]:
+        outgoing = r.source == topic.id
+        other = others.get(r.target if outgoing else r.source)
+        if other is not None:
+            neighbours.append((r.type, outgoing, other))
+    return GraphView(topic=topic, neighbours=neighbours)
+
+
+async def home_data(store: Store, *, user_id: str, admin: bool) -> HomeData:
+    """What App Home shows this user."""
+    week = iso_week()
+    score = await store.scores.get(user_id, week)
+    return HomeData(
+        weekly=await find_weekly_topic(store, user_id=user_id, week=week),
+        attempt=await store.quiz_attempts.get_active_attempt(user_id),
+        week_points=score.points if score else 0,
+        leaderboards=await leaderboards(store, limit=5, week=week),
+        pending=await store.suggestions.list(status="pending", limit=10) if admin else None,
+        running=await running_sources(store) if admin else None,
+        week_cost_usd=(await diagnostics(store, recent=0)).week_cost_usd if admin else None,
+    )

@@ -1,0 +1,99 @@
+"""The weekly quiz: start, answer, whether one is running, rankings; the question view."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from services.gateway.core import queries
+from services.gateway.core.context import CoreContext, new_request_id
+from services.gateway.core.models import Leaderboards
+from shared.bus import QuizAnswered, QuizRequested, derived_event_id
+from shared.errors import BadInputError
+from shared.store import iso_week
+
+LETTERS = "ABCDEFGH"
+
+
+@dataclass(frozen=True)
+class QuestionView:
+    """A quiz question as the surfaces show it (parsed from the quiz service's dict)."""
+
+    index: int
+    count: int
+    text: str
+    options: tuple[str, ...]
+
+
+def parse_question(data: dict[str, Any] | None, *, count: int | None = None) -> QuestionView:
+    """Read a question dict from quiz.ready / quiz.scored; BadInputError when unusable."""
+    if not isinstance(data, dict):
+        raise BadInputError("the quiz event carries no question")
+    text = data.get("text") or data.get("question")
+    options = data.get("options") or data.get("choices")
+    index = data.get("index", data.get("question_index", 0))
+    total = data.get("count", data.get("question_count", data.get("total", count)))
+    if not isinstance(text, str) or not text.strip():
+        raise BadInputError("quiz question without text")
+    if not isinstance(options, list) or not 2 <= len(options) <= len(LETTERS):
+        raise BadInputError("quiz question needs 2-8 options")
+    if not isinstance(index, int) or index < 0:
+        raise BadInputError("quiz question index must be a non-negative integer")
+    if not isinstance(total, int) or total <= index:
+        total = index + 1 if count is None else max(count, index + 1)
+    return QuestionView(index, total, text.strip(), tuple(str(o) for o in options))
+
+
+def progress(index: int, count: int) -> str:
+    """'vraag 3/10'."""
+    return f"vraag {index + 1}/{count}"
+
+
+class QuizCalls:
+    """Quiz requests and answers over the bus; rankings from the store."""
+
+    def __init__(self, ctx: CoreContext) -> None:
+        self.ctx = ctx
+
+    async def start(self, *, user_id: str, reply_to: dict[str, Any]) -> QuizRequested:
+        """Ask for this week's quiz; quiz.ready brings the first question."""
+        event = QuizRequested(
+            actor=user_id,
+            user_id=user_id,
+            week=iso_week(),
+            reply_to={"request_id": new_request_id(), **reply_to},
+        )
+        await self.ctx.publish(event)
+        return event
+
+    async def answer(
+        self,
+        *,
+        attempt_id: str,
+        user_id: str,
+        question_index: int,
+        choice_index: int,
+        reply_to: dict[str, Any],
+    ) -> QuizAnswered:
+        """Answer one question of the user's own attempt; quiz.scored answers later."""
+        attempt = await self.ctx.store.quiz_attempts.get(attempt_id)
+        if attempt is None or attempt.user != user_id:
+            raise BadInputError("deze quiz is niet van jou")
+        if attempt.status != "active":
+            raise BadInputError("deze quiz is al afgelopen")
+        event = QuizAnswered(
+            # One event per question: a double click is dropped by JetStream's dedupe.
+            event_id=derived_event_id(QuizAnswered.SUBJECT, attempt_id, str(question_index)),
+            actor=user_id,
+            attempt_id=attempt_id,
+            user_id=user_id,
+            question_index=question_index,
+            choice_index=choice_index,
+            reply_to={"request_id": new_request_id(), **reply_to},
+        )
+        await self.ctx.publish(event)
+        return event
+
+    async def leaderboards(self, *, limit: int = 10) -> Leaderboards:
+        """Weekly and all-time rankings."""
+        return await queries.leaderboards(self.ctx.store, limit=limit)

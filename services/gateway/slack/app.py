@@ -1,0 +1,28 @@
+"""The Bolt AsyncApp: each feature registers its listeners; every listener acks at once."""
+
+from __future__ import annotations
+
+import logging
+
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.web.async_client import AsyncWebClient
+
+from services.gateway.slack.gateway import SlackGateway
+from services.gateway.slack.listeners import admin, chat, fallbacks, learn, quiz
+
+
+def build_app(
+    gw: SlackGateway, *, client: AsyncWebClient, signing_secret: str | None, http: bool
+) -> AsyncApp:
+    """An AsyncApp with every R42 listener (request verification on in HTTP mode)."""
+    app = AsyncApp(
+        client=client,
+        signing_secret=signing_secret or "",
+        request_verification_enabled=http,
+        name="r42-gateway",
+        logger=logging.getLogger("services.gateway.bolt"),
+    )
+    for feature in (chat, learn, quiz, admin):
+        feature.register(app, gw)
+    fallbacks.register(app)  # last: Bolt runs the first listener that matches
+    return app

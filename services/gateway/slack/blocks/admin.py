@@ -1,0 +1,245 @@
+"""Block Kit for /r42: help, sources, suggestions, diagnostics, graph, ingest, upload progress."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from slack_sdk.models.blocks import (
+    ActionsBlock,
+    CheckboxesElement,
+    InputBlock,
+    Option,
+    PlainTextInputElement,
+    SectionBlock,
+)
+from slack_sdk.models.views import View
+
+from services.gateway.core.models import Diagnostics, GraphView, Progress
+from services.gateway.slack import ids
+from services.gateway.slack.blocks.chat import delta_lines
+from services.gateway.slack.blocks.kit import (
+    MAX_MESSAGE_BLOCKS,
+    Blocks,
+    button,
+    context,
+    divider,
+    escape,
+    header,
+    mention,
+    section,
+    truncate,
+)
+from shared.bus import KbDelta
+from shared.store import Source, Suggestion
+
+HELP_TEXT = """*R42 — wat kan ik?*
+• Stel een vraag in een DM of noem @R42 in een kanaal.
+• `/learn [article|slides|infographic]` — het onderwerp van deze week.
+• `/quiz` — de quiz van deze week (in je DM).
+• `/leaderboard` — de ranglijst van deze week en aller tijden.
+• `/r42 clear` — begin een nieuw gesprek.
+• `/r42 sources` — bronnen en hun status.
+• `/r42 graph ONDERWERP` — een onderwerp en zijn buren in de kennisgraaf.
+*Beheerders*
+• `/r42 ingest` — plak een bron of deel een tekstbestand met R42 in een DM.
+• `/r42 suggestions` — openstaande voorstellen beoordelen.
+• `/r42 diagnostics` — recente LLM-aanroepen en kosten."""
+
+INGEST_NAME_BLOCK, INGEST_NAME_ACTION = "ingest_name", "name"
+INGEST_TEXT_BLOCK, INGEST_TEXT_ACTION = "ingest_text", "text"
+INGEST_SYNC_BLOCK, INGEST_SYNC_ACTION, INGEST_SYNC_VALUE = "ingest_sync", "sync", "handbook"
+STATUS_ICONS = {
+    "pending": ":hourglass:",
+    "processing": ":gear:",
+    "completed": ":white_check_mark:",
+    "failed": ":x:",
+    "cancelled": ":no_entry_sign:",
+}
+CANCELLABLE = frozenset({"pending", "processing"})
+
+
+def help_blocks() -> Blocks:
+    """The /r42 help text."""
+    return [section(HELP_TEXT)]
+
+
+def sources_blocks(sources: Sequence[Source], *, admin: bool) -> Blocks:
+    """Sources with their status; running ones get a Cancel button for admins."""
+    if not sources:
+        return [section("Er zijn nog geen bronnen ingelezen.")]
+    blocks: Blocks = [header("Bronnen")]
+    for i, src in enumerate(sources[: MAX_MESSAGE_BLOCKS - 2]):
+        chunks = f"{src.chunks_done}/{src.chunks_total}" if src.chunks_total else "–"
+        text = (
+            f"{STATUS_ICONS.get(src.status, '')} *{escape(truncate(src.name, 200))}* · "
+            f"{src.status} · chunks {chunks}"
+        )
+        if src.error:
+            text += f"\n_{escape(truncate(src.error, 500))}_"
+        accessory = None
+        if admin and src.status in CANCELLABLE:
+            accessory = button(
+                "Annuleren", f"{ids.SOURCE_CANCEL_PREFIX}{i}", src.id, style="danger"
+            )
+        blocks.append(SectionBlock(text=text, accessory=accessory).to_dict())
+    if len(sources) > MAX_MESSAGE_BLOCKS - 2:
+        blocks.append(context(f"… en nog {len(sources) - (MAX_MESSAGE_BLOCKS - 2)} bronnen"))
+    return blocks
+
+
+def suggestions_blocks(suggestions: Sequence[Suggestion]) -> Blocks:
+    """Pending suggestions, each with Approve / Reject."""
+    if not suggestions:
+        return [section("Er zijn geen openstaande voorstellen.")]
+    blocks: Blocks = [header("Openstaande voorstellen")]
+    per = 3  # section + actions + divider
+    shown = list(suggestions)[: (MAX_MESSAGE_BLOCKS - 2) // per]
+    for s in shown:
+        try:
+            delta = KbDelta.model_validate(s.delta)
+            lines = [f"*{escape(truncate(delta.reason, 500))}*", *delta_lines(delta)]
+        except ValueError:
+            lines = ["_(onleesbaar voorstel)_"]
+        lines.append(f"_door {mention(s.proposed_by)} · `{escape(s.id)}`_")
+        blocks.append(section(truncate("\n".join(lines), 2900)))
+        blocks.append(
+            ActionsBlock(
+                block_id=f"review_{truncate(s.id, 200)}",
+                elements=[
+                    button("Goedkeuren", ids.SUGGESTION_APPROVE, s.id, style="primary"),
+                    button("Afwijzen", ids.SUGGESTION_REJECT, s.id, style="danger"),
+                ],
+            ).to_dict()
+        )
+        blocks.append(divider())
+    if len(suggestions) > len(shown):
+        blocks.append(context(f"… en nog {len(suggestions) - len(shown)} voorstellen"))
+    return blocks
+
+
+def diagnostics_blocks(diag: Diagnostics) -> Blocks:
+    """Recent LLM calls and this week's cost per task."""
+    blocks: Blocks = [header("Diagnostiek")]
+    blocks.append(
+        section(
+            f"*Deze week:* {diag.week_calls} aanroepen, {diag.week_errors} fouten, "
+            f"${diag.week_cost_usd:.4f} · totaal opgeslagen: {diag.total_calls}"
+        )
+    )
+    if diag.by_task:
+        lines = [
+            f"• `{escape(a.key)}`: {a.calls}× · in {a.input_tokens} / uit {a.output_tokens} tok"
+            f" · ${a.cost_usd:.4f}"
+            for a in diag.by_task[:20]
+        ]
+        blocks.append(section(truncate("*Per taak (deze week)*\n" + "\n".join(lines), 2900)))
+    if diag.recent:
+        lines = []
+        for c in diag.recent[:15]:
+            state = "ok" if c.ok else f"fout: {escape(truncate(c.error_msg or '?', 80))}"
+            lines.append(
+                f"• {c.occurred_at:%d-%m %H:%M} `{escape(c.task)}` {escape(c.model)} · "
+                f"{c.input_tokens}/{c.output_tokens} tok · {c.duration_ms:.0f} ms · "
+                f"${c.cost_usd:.4f} · {state}"
+            )
+        blocks.append(section(truncate("*Recente aanroepen*\n" + "\n".join(lines), 2900)))
+    else:
+        blocks.append(context("Nog geen LLM-aanroepen vastgelegd."))
+    return blocks
+
+
+def graph_blocks(view: GraphView) -> Blocks:
+    """A topic, its relations and a button per neighbour to follow."""
+    t = view.topic
+    blocks: Blocks = [header(t.label), context(f"`{escape(t.id)}` · {t.type}")]
+    if t.description:
+        blocks.append(section(escape(truncate(t.description, 2900))))
+    if not view.neighbours:
+        blocks.append(context("Geen relaties."))
+        return blocks
+    lines = [
+        (
+            f"• {escape(rel)} → *{escape(n.label)}*"
+            if out
+            else f"• *{escape(n.label)}* {escape(rel)} → dit"
+        )
+        for rel, out, n in view.neighbours
+    ]
+    blocks.append(section(truncate("\n".join(lines), 2900)))
+    seen: list[str] = []
+    for _, _, n in view.neighbours:
+        if n.id not in seen:
+            seen.append(n.id)
+    elements = [
+        button(truncate(label_of(view, tid), 75), f"{ids.GRAPH_FOLLOW_PREFIX}{i}", tid)
+        for i, tid in enumerate(seen[:25])
+    ]
+    blocks.append(ActionsBlock(elements=elements).to_dict())
+    return blocks
+
+
+def label_of(view: GraphView, topic_id: str) -> str:
+    """The label of a neighbour (its id when unknown)."""
+    return next((n.label for _, _, n in view.neighbours if n.id == topic_id), topic_id)
+
+
+def ingest_modal(*, channel: str | None) -> dict[str, Any]:
+    """The admin's ingest modal: paste a source (name + text), or start a handbook sync."""
+    sync = Option(value=INGEST_SYNC_VALUE, label="Ook het GitHub-handboek synchroniseren")
+    return View(
+        type="modal",
+        callback_id=ids.INGEST_VIEW,
+        private_metadata=channel or "",
+        title="Bron toevoegen",
+        submit="Starten",
+        close="Annuleren",
+        blocks=[
+            section(
+                "Plak de tekst van een bron (markdown mag), of synchroniseer het handboek. "
+                "Grotere documenten: deel een tekst- of markdownbestand met R42 in een DM."
+            ),
+            InputBlock(
+                block_id=INGEST_NAME_BLOCK,
+                label="Naam",
+                optional=True,
+                element=PlainTextInputElement(action_id=INGEST_NAME_ACTION, max_length=200),
+            ),
+            InputBlock(
+                block_id=INGEST_TEXT_BLOCK,
+                label="Tekst",
+                optional=True,
+                element=PlainTextInputElement(
+                    action_id=INGEST_TEXT_ACTION, multiline=True, max_length=3000
+                ),
+            ),
+            InputBlock(
+                block_id=INGEST_SYNC_BLOCK,
+                label="Handboek",
+                optional=True,
+                element=CheckboxesElement(action_id=INGEST_SYNC_ACTION, options=[sync]),
+            ),
+        ],
+    ).to_dict()
+
+
+def progress_text(name: str, p: Progress) -> str:
+    """A one-line progress report of a source (mrkdwn)."""
+    label = escape(truncate(name, 200))
+    if p.state == "failed":
+        return f":x: *{label}*: inlezen mislukt — {escape(truncate(p.error or '?', 1500))}"
+    if p.state == "cancelled":
+        return f":no_entry_sign: *{label}*: geannuleerd."
+    counts = (
+        f"{p.topics_added} onderwerpen toegevoegd, {p.topics_updated} bijgewerkt, "
+        f"{p.relations_added} relaties toegevoegd"
+    )
+    if p.state == "completed":
+        return f":white_check_mark: *{label}* is ingelezen: {counts}."
+    total = p.chunks_total or "?"
+    return f":gear: *{label}*: deel {p.chunks_done}/{total} verwerkt · {counts}"
+
+
+def progress_blocks(name: str, p: Progress) -> Blocks:
+    """The progress message of an upload."""
+    return [section(progress_text(name, p))]

@@ -1,0 +1,147 @@
+"""Block Kit for R42 chat: the working indicator, answers, proposal chips and admin reviews."""
+
+from __future__ import annotations
+
+from slack_sdk.models.blocks import ActionsBlock
+
+from services.gateway.slack import ids
+from services.gateway.slack.blocks.kit import (
+    MAX_MESSAGE_BLOCKS,
+    MAX_MESSAGE_CHARS,
+    Blocks,
+    block_chars,
+    button,
+    chunk_blocks,
+    context,
+    escape,
+    header,
+    mention,
+    replace_block,
+    section,
+    split_text,
+    text_sections,
+    to_mrkdwn,
+    truncate,
+)
+from shared.bus import ChatReply, KbDelta
+
+THINKING_TEXT = "R42 denkt na…"
+PROPOSAL_QUESTION = "Wil je dit toevoegen aan de kennisgraaf?"
+
+
+def thinking_blocks() -> Blocks:
+    """The working indicator posted while R42 thinks (later replaced by the answer)."""
+    return [context(f":hourglass_flowing_sand: _{THINKING_TEXT}_")]
+
+
+def answer_messages(reply: ChatReply, *, turn_id: str) -> list[Blocks]:
+    """R42's answer as one or more messages: text, sources, proposal chip, feedback buttons."""
+    body = text_sections(reply.text or "…")
+    tail: Blocks = []
+    if reply.sources:
+        labels = " · ".join(escape(s.label) for s in reply.sources[:20])
+        tail.append(context(f":books: Bronnen: {labels}"))
+    if reply.offline:
+        tail.append(
+            context(":electric_plug: offline-modus: een voorbeeldantwoord zonder taalmodel")
+        )
+    if reply.error_ref:
+        tail.append(context(f"Referentie: `{escape(reply.error_ref)}`"))
+    if reply.proposal is not None:
+        tail.extend(
+            proposal_blocks(
+                reply.proposal.summary or reply.proposal.delta.reason, proposal_id=reply.proposal.id
+            )
+        )
+    if not reply.refused and not reply.error_ref:
+        tail.append(
+            ActionsBlock(
+                block_id=ids.BLOCK_FEEDBACK,
+                elements=[
+                    button(":+1:", ids.FEEDBACK_UP, turn_id),
+                    button(":-1:", ids.FEEDBACK_DOWN, turn_id),
+                ],
+            ).to_dict()
+        )
+    messages = chunk_blocks(body)
+    tail_chars = sum(block_chars(b) for b in tail)
+    last = messages[-1]
+    if len(last) + len(tail) > MAX_MESSAGE_BLOCKS or (
+        sum(block_chars(b) for b in last) + tail_chars > MAX_MESSAGE_CHARS
+    ):
+        messages.append([])
+    messages[-1].extend(tail)
+    return messages
+
+
+def proposal_blocks(summary: str, *, proposal_id: str) -> Blocks:
+    """The chip under an answer: the question, what would change, and Yes / No."""
+    text = f"*{PROPOSAL_QUESTION}*\n{to_mrkdwn(truncate(summary, 2500))}"
+    return [
+        section(text, block_id=ids.BLOCK_PROPOSAL),
+        ActionsBlock(
+            block_id=ids.BLOCK_PROPOSAL_ACTIONS,
+            elements=[
+                button("Ja, toevoegen", ids.PROPOSAL_YES, proposal_id, style="primary"),
+                button("Nee", ids.PROPOSAL_NO, proposal_id),
+            ],
+        ).to_dict(),
+    ]
+
+
+PROPOSAL_OUTCOMES = {
+    "applied": ":white_check_mark: Toegevoegd aan de kennisgraaf door {who}.",
+    "pending_review": ":hourglass: {who} stelde dit voor; een beheerder beoordeelt het.",
+    "declined": ":no_entry_sign: Niet toegevoegd ({who} koos nee).",
+    "already_decided": "Over dit voorstel is al besloten.",
+    "not_found": "Dit voorstel bestaat niet meer (verlopen of al verwerkt).",
+}
+
+
+def proposal_outcome(blocks: Blocks, *, status: str, user_id: str) -> Blocks:
+    """The answer message after a Yes / No: the chip's buttons become who decided what."""
+    line = PROPOSAL_OUTCOMES.get(status, "{who}: " + escape(status)).format(who=mention(user_id))
+    return replace_block(blocks, ids.BLOCK_PROPOSAL_ACTIONS, [context(line)])
+
+
+def delta_lines(delta: KbDelta) -> list[str]:
+    """One line per topic and relation of a delta (mrkdwn)."""
+    lines = [
+        f"• *{escape(t.label)}* (`{escape(t.id)}`, {t.type}): "
+        f"{escape(truncate(t.description, 300))}"
+        for t in delta.topics
+    ]
+    lines += [f"• `{escape(r.source)}` —{r.type}→ `{escape(r.target)}`" for r in delta.relations]
+    return lines
+
+
+def review_blocks(
+    *, suggestion_id: str, delta: KbDelta, proposed_by: str, summary: str = ""
+) -> Blocks:
+    """The admin-channel message: what would change, who proposed it, Approve / Reject."""
+    intro = f"*Reden:* {escape(truncate(delta.reason, 1500))}"
+    if summary and summary != delta.reason:
+        intro += f"\n{to_mrkdwn(truncate(summary, 1000))}"
+    blocks: Blocks = [header("Voorstel voor de kennisgraaf"), section(intro)]
+    for piece in split_text("\n".join(delta_lines(delta)) or "(geen wijzigingen)"):
+        blocks.append(section(piece))
+    blocks = blocks[: MAX_MESSAGE_BLOCKS - 3]
+    blocks.append(context(f"Voorgesteld door {mention(proposed_by)} · `{escape(suggestion_id)}`"))
+    blocks.append(
+        ActionsBlock(
+            block_id=ids.BLOCK_REVIEW_ACTIONS,
+            elements=[
+                button("Goedkeuren", ids.SUGGESTION_APPROVE, suggestion_id, style="primary"),
+                button("Afwijzen", ids.SUGGESTION_REJECT, suggestion_id, style="danger"),
+            ],
+        ).to_dict()
+    )
+    return blocks
+
+
+def review_outcome(blocks: Blocks, *, approved: bool, decided_by: str) -> Blocks:
+    """The admin message after a decision: buttons replaced by who decided."""
+    verdict = ":white_check_mark: Goedgekeurd" if approved else ":x: Afgewezen"
+    return replace_block(
+        blocks, ids.BLOCK_REVIEW_ACTIONS, [context(f"{verdict} door {mention(decided_by)}")]
+    )

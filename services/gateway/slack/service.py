@@ -1,0 +1,140 @@
+"""Gateway wiring: Slack in Socket Mode (SLACK_APP_TOKEN) or HTTP mode, plus the bus consumers.
+
+Without a bot token the gateway idles (the console in `r42 up` is the interface then) so
+the supervisor does not restart it in a loop.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from slack_sdk.web.async_client import AsyncWebClient
+
+from services.gateway.core import GatewayClient
+from services.gateway.slack.api import SlackApi
+from services.gateway.slack.app import build_app
+from services.gateway.slack.dedupe import Deduper, open_claims
+from services.gateway.slack.gateway import SlackGateway
+from services.gateway.slack.handlers import register_handlers
+from services.gateway.slack.http import SlackHttpServer
+from shared.config import Settings
+from shared.errors import ConfigError, TransientError
+from shared.runtime.service import ServiceContext
+
+log = logging.getLogger(__name__)
+
+GATEWAY_KEY = "slack_gateway"
+RUNTIME_KEY = "slack_runtime"
+DEFAULT_PORT = 3000
+
+
+@dataclass(frozen=True)
+class Mode:
+    """How the gateway reaches Slack."""
+
+    kind: Literal["socket", "http", "off"]
+    host: str = "0.0.0.0"
+    port: int = DEFAULT_PORT
+    reason: str = ""
+
+
+def choose_mode(
+    settings: Settings, *, http: bool = False, port: int | None = None, host: str | None = None
+) -> Mode:
+    """Socket Mode with an app token, HTTP when asked; off (idle) without a bot token."""
+    if settings.slack_bot_token is None:
+        return Mode("off", reason="SLACK_BOT_TOKEN is not set")
+    if port is not None and not 0 <= port <= 65535:
+        raise ConfigError(f"port {port} is out of range (0-65535)")
+    if http:
+        if settings.slack_signing_secret is None:
+            raise ConfigError("HTTP mode needs SLACK_SIGNING_SECRET (request signature checks)")
+        return Mode("http", host=host or "0.0.0.0", port=DEFAULT_PORT if port is None else port)
+    if settings.slack_app_token is None:
+        return Mode(
+            "off", reason="SLACK_APP_TOKEN is not set (use `r42 gateway --http` for HTTP mode)"
+        )
+    return Mode("socket")
+
+
+def web_client(settings: Settings) -> AsyncWebClient:
+    """The Slack Web API client (SLACK_API_BASE_URL points it elsewhere: tests, proxies)."""
+    token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
+    base = settings.slack_api_base_url
+    if base and not base.endswith("/"):
+        base += "/"
+    return AsyncWebClient(token=token, base_url=base or AsyncWebClient.BASE_URL)
+
+
+async def build_gateway(ctx: ServiceContext, *, pace_interval: float = 1.0) -> SlackGateway:
+    """The Slack gateway over this service's broker and store."""
+    settings = ctx.settings
+    client = web_client(settings)
+    claims = await open_claims(ctx.broker, namespace=ctx.namespace)
+    return SlackGateway(
+        client=GatewayClient(
+            broker=ctx.broker, store=ctx.store, settings=settings, namespace=ctx.namespace
+        ),
+        api=SlackApi(client, pace_interval=pace_interval),
+        deduper=Deduper(kv=claims),
+        admin_channel=settings.admin_channel,
+    )
+
+
+def make_register(mode: Mode) -> Any:
+    """register(ctx): the Slack-posting consumers, when Slack is on."""
+
+    async def register(ctx: ServiceContext) -> None:
+        if mode.kind == "off":
+            return
+
+        def current() -> SlackGateway | None:
+            gw = ctx.extras.get(GATEWAY_KEY)
+            if gw is None:  # events before Slack is connected: redeliver them shortly
+                raise TransientError("the Slack gateway is still starting")
+            return gw  # type: ignore[no-any-return]
+
+        register_handlers(ctx.broker, current, namespace=ctx.namespace)
+
+    return register
+
+
+def make_on_started(mode: Mode, *, pace_interval: float = 1.0) -> Any:
+    """on_started(ctx): connect Slack (Socket Mode or the HTTP server)."""
+
+    async def on_started(ctx: ServiceContext) -> None:
+        if mode.kind == "off":
+            log.info("Slack is off (%s); the gateway idles", mode.reason)
+            return
+        await start_slack(ctx, mode=mode, pace_interval=pace_interval)
+
+    return on_started
+
+
+async def start_slack(ctx: ServiceContext, *, mode: Mode, pace_interval: float = 1.0) -> Any:
+    """Build the gateway and the Bolt app, then connect; stopping is registered on ctx.closers."""
+    gw = await build_gateway(ctx, pace_interval=pace_interval)
+    settings = ctx.settings
+    secret = (
+        settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
+    )
+    app = build_app(gw, client=gw.api.client, signing_secret=secret, http=mode.kind == "http")
+    ctx.extras[GATEWAY_KEY] = gw
+    ctx.closers.append(lambda: gw.background.drain(timeout=10.0))
+    if mode.kind == "http":
+        server = SlackHttpServer(app, signing_secret=secret, host=mode.host, port=mode.port)
+        await server.start()
+        ctx.closers.append(server.stop)
+        ctx.extras[RUNTIME_KEY] = server
+        return server
+    from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+
+    assert settings.slack_app_token is not None  # choose_mode guarantees it
+    handler = AsyncSocketModeHandler(app, settings.slack_app_token.get_secret_value())
+    await handler.connect_async()  # type: ignore[no-untyped-call]  # bolt leaves it unannotated
+    ctx.closers.append(handler.close_async)
+    ctx.extras[RUNTIME_KEY] = handler
+    log.info("connected to Slack in Socket Mode")
+    return handler

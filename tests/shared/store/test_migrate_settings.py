@@ -1,0 +1,141 @@
+"""Migration 6 moves the old settings rows into their own tables; nothing is lost."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from shared.store import open_store
+from shared.store.sqlite.db import to_text
+from shared.store.sqlite.migrations import MIGRATIONS
+
+AT = "2026-03-02T09:00:00+00:00"
+
+
+# Rows exactly as the services wrote them before the typed repositories existed.
+def old_rows() -> dict[str, Any]:
+    """The v4 settings rows; lock expiries are relative to now, not to import time."""
+    return {
+        "proposal:prop-1": {
+            "kind": "r42-proposal", "id": "prop-1", "summary": "Nieuw onderwerp OKR",
+            "delta": {"reason": "r", "topics": [{"id": "okr", "label": "OKR", "type": "concept"}]},
+            "proposed_by": "U1", "created_at": AT, "prompt_version": "r42-v3", "status": "applied",
+            "decided_by": "ADMIN", "decided_at": AT, "suggestion_id": "r42-prop-1",
+            "decision_token": "tok",
+        },
+        "proposal:prop-foreign": {"kind": "something-else"},
+        "feedback:cm-1700000000.000500:U1": {
+            "positive": False, "user": "U1", "turn": "cm-1700000000.000500", "where": "dm",
+            "at": AT,
+        },
+        "gateway:upload:src-1": {"channel": "D1", "ts": "17.5", "name": "a.md", "final": True,
+                                 "outcome": {"state": "completed"}},
+        "gateway:upload:src-2": {"channel": "D1", "ts": "18.5", "name": "b.md"},
+        "extractor.progress.src-1": {"topics_added": 3, "topics_updated": 1, "relations_added": 2,
+                                     "relations_dropped": 0, "changed_ids": ["okr", "scrum"]},
+        "content.locks": {"okr": {"owner": "o1", "until": time.time() + 300},
+                          "old": {"owner": "o2", "until": time.time() - 5}},
+        "content.handled_requests": [
+            {"event_id": "ev-1", "topic_id": "okr", "ok": True, "error": None,
+             "generated": ["article"], "at": AT},
+        ],
+        "content.custom_topics": {
+            "okr-basics": {"id": "okr-basics", "label": "OKR basics", "description": "d",
+                           "type": "concept", "learning_relevance": "standard",
+                           "requested_as": "okr", "requested_by": "U1", "created_at": AT,
+                           "prompt_version": "ct-v1", "offline": True,
+                           "suggestion_id": "custom-topic-okr-basics"},
+        },
+        "extractor.sample_handbook": {"published": 4, "at": AT},
+        "feedback:broken": {"no": "fields"},
+        "something.else": [1, 2, 3],
+    }  # fmt: skip
+
+
+def write_v4_store(path: Path) -> None:
+    with sqlite3.connect(path, isolation_level=None) as conn:
+        conn.execute("BEGIN")
+        conn.execute(
+            "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, "
+            "description TEXT NOT NULL, applied_at TEXT NOT NULL)"
+        )
+        for migration in MIGRATIONS[:4]:
+            migration.apply(conn)
+            conn.execute(
+                "INSERT INTO schema_version VALUES (?, ?, ?)",
+                (migration.version, migration.description, AT),
+            )
+        conn.executemany(
+            "INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?)",
+            [(k, json.dumps(v), AT) for k, v in old_rows().items()],
+        )
+        conn.execute("COMMIT")
+
+
+async def test_old_settings_rows_read_back_through_the_new_repositories(tmp_path: Path) -> None:
+    path = tmp_path / "v4.db"
+    write_v4_store(path)
+    store = await open_store(f"sqlite:///{path}")
+    try:
+        at = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+        proposal = await store.proposals.get("prop-1")
+        assert proposal is not None
+        assert (proposal.status, proposal.decided_by, proposal.suggestion_id) == (
+            "applied", "ADMIN", "r42-prop-1",
+        )  # fmt: skip
+        assert proposal.created_at == at and proposal.delta["topics"][0]["id"] == "okr"
+        vote = await store.feedback.get("cm-1700000000.000500", "U1")
+        assert vote is not None and (vote.value, vote.surface, vote.created_at) == (
+            "down",
+            "dm",
+            at,
+        )
+        assert [(r.topic_id, r.week, r.down) for r in await store.feedback.rates()] == [
+            (None, "2026-W10", 1)
+        ]
+        done = await store.upload_messages.get("src-1")
+        assert done is not None and done.final and done.outcome == {"state": "completed"}
+        running = await store.upload_messages.get("src-2")
+        assert running is not None and not running.final and running.ts == "18.5"
+        progress = await store.merge_progress.get("src-1")
+        assert (progress.topics_added, progress.changed_ids) == (3, ["okr", "scrum"])
+        lease = await store.locks.get("content:okr")
+        assert lease is not None and lease.owner == "o1"
+        assert await store.locks.get("content:old") is None
+        handled = await store.idempotency.get("content.requested", "ev-1")
+        assert handled is not None and handled.value["generated"] == ["article"]
+        custom = await store.custom_topics.get("okr-basics")
+        assert custom is not None and custom.offline and custom.requested_by == "U1"
+        flag = await store.flags.get("extractor.sample_handbook")
+        assert flag is not None and flag.value == {"published": 4, "at": AT}
+        # Rows that are not recognised, or do not parse, stay in settings untouched.
+        assert await store.settings.all() == {
+            "proposal:prop-foreign": {"kind": "something-else"},
+            "feedback:broken": {"no": "fields"},
+            "something.else": [1, 2, 3],
+        }
+    finally:
+        await store.close()
+    again = await open_store(f"sqlite:///{path}")  # migrating again changes nothing
+    try:
+        assert len(await again.settings.all()) == 3
+        assert await again.proposals.get("prop-1") is not None
+    finally:
+        await again.close()
+
+
+async def test_fresh_store_has_the_state_tables(tmp_path: Path) -> None:
+    path = tmp_path / "fresh.db"
+    store = await open_store(f"sqlite:///{path}")
+    await store.close()
+    with sqlite3.connect(path) as conn:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        rows = conn.execute("SELECT count(*) FROM settings").fetchone()[0]
+    assert {"proposals", "feedback", "upload_messages", "merge_progress", "idempotency_keys",
+            "custom_topics", "flags", "locks"} <= tables  # fmt: skip
+    assert rows == 0
+    assert to_text(datetime(2026, 3, 2, tzinfo=UTC)) == "2026-03-02T00:00:00.000+00:00"
