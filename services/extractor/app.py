@@ -140,11 +140,11 @@ async def ingest_sample_handbook_if_first_start(deps: ExtractorDeps) -> int:
     or a restart after a crash half-way, publishes the same events (deduplicated).
     """
     store = deps.store
-    if not deps.extractor.sample_handbook or await store.settings.get(SAMPLE_FLAG):
+    if not deps.extractor.sample_handbook or await store.flags.get(SAMPLE_FLAG) is not None:
         return 0
     existing = await store.sources.list(limit=1000)
     if any(not s.id.startswith(SAMPLE_PREFIX) for s in existing):
-        await store.settings.set(SAMPLE_FLAG, {"skipped": "sources existed on first start"})
+        await store.flags.set(SAMPLE_FLAG, {"skipped": "sources existed on first start"})
         return 0
     published = 0
     for path in sorted(sample_handbook_dir().glob("*.md")):
@@ -156,7 +156,7 @@ async def ingest_sample_handbook_if_first_start(deps: ExtractorDeps) -> int:
         if registration.event is not None:
             await deps.publish(registration.event)
             published += 1
-    await store.settings.set(
+    await store.flags.set(
         SAMPLE_FLAG, {"published": published, "at": datetime.now(UTC).isoformat()}
     )
     log.info("first start: queued %d sample handbook file(s) for extraction", published)

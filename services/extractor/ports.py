@@ -6,11 +6,12 @@ from typing import Protocol
 
 from shared.store import (
     ChunkMark,
+    FlagRepository,
     HandbookSyncRepository,
     KbChangeResult,
     KbChanges,
+    MergeProgressRepository,
     RelationRepository,
-    SettingsRepository,
     SourceRepository,
     SourceTextRepository,
     SuggestionRepository,
@@ -52,8 +53,13 @@ class ExtractorStore(Protocol):
         ...
 
     @property
-    def settings(self) -> SettingsRepository:
-        """Progress and the sample-handbook flag (until typed repositories land)."""
+    def merge_progress(self) -> MergeProgressRepository:
+        """Running merge counts per source."""
+        ...
+
+    @property
+    def flags(self) -> FlagRepository:
+        """Markers such as the sample handbook having been queued."""
         ...
 
     async def apply_kb_changes(

@@ -206,7 +206,8 @@ async def test_first_start_ingests_the_sample_handbook_once(
         ) as ctx:
             await log.wait_for(lambda: len(log.of("source.completed")) == len(files), 30)
             ids = await ctx.store.topics.ids()
-            flag = await ctx.store.settings.get(SAMPLE_FLAG)
+            stored = await ctx.store.flags.get(SAMPLE_FLAG)
+            flag = stored.value if stored is not None else {}
             again = await ingest_sample_handbook_if_first_start(deps_of(ctx))
             sources = await ctx.store.sources.list()
     finally:
@@ -227,9 +228,8 @@ async def test_no_sample_handbook_when_sources_exist(
     async with running_extractor(
         nats_url=nats_url, namespace=f"x{unique}", store_url=url, sample_handbook=True
     ) as ctx:
-        assert await ctx.store.settings.get(SAMPLE_FLAG) == {
-            "skipped": "sources existed on first start"
-        }
+        stored = await ctx.store.flags.get(SAMPLE_FLAG)
+        assert stored is not None and stored.value == {"skipped": "sources existed on first start"}
         assert [s.id for s in await ctx.store.sources.list()] == ["src-own"]
 
 
