@@ -143,7 +143,10 @@ def show_command(
     found, content, generated = _run(store, action)
     kinds = kinds_of(type_)
     if png is not None:
-        picture = part_png(content) or render_infographic_png(part_of(content, "infographic"))
+        infographic = part_of(content, "infographic")
+        if infographic is None:
+            fail(f"no infographic of {found.label} was stored; try again with --force")
+        picture = part_png(content) or render_infographic_png(infographic)
         write_atomically_bytes(png, picture)
     if as_json:
         doc = {

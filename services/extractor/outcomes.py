@@ -114,8 +114,8 @@ async def finish_if_done(
             event_id=derived_event_id(SourceCompleted.SUBJECT, source_id),
             actor=ACTOR,
             source_id=source_id,
-            chunks_done=source.chunks_total,
-            chunks_total=source.chunks_total,
+            chunks_done=source.chunks_total or 0,
+            chunks_total=source.chunks_total or 0,
             duration=max((datetime.now(UTC) - started).total_seconds(), 0.0),
             **{name: progress[name] for name in _COUNTS},
         )
