@@ -51,6 +51,17 @@ def _has_changes(progress: dict[str, Any]) -> bool:
     return bool(progress["changed_ids"] or progress["relations_added"])
 
 
+def in_flow(publish: Publish, correlation_id: str) -> Publish:
+    """`publish`, stamping every event with the correlation id of the flow being handled."""
+
+    async def stamped(event: Event) -> Any:
+        if correlation_id and event.correlation_id != correlation_id:
+            event = event.model_copy(update={"correlation_id": correlation_id})
+        return await publish(event)
+
+    return stamped
+
+
 async def publish_kb_updated(
     store: ExtractorStore,
     publish: Publish,

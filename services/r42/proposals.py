@@ -49,12 +49,15 @@ def suggestion_id_for(proposal_id: str) -> str:
     return f"r42-{proposal_id}"
 
 
-def effective_admin(is_admin: bool, user_id: str, admins: Collection[str]) -> bool:
-    """The caller's admin flag, unless a configured admin list says otherwise."""
-    if is_admin and admins and user_id not in admins:
+def effective_admin(claimed: bool, user_id: str, admins: Collection[str]) -> bool:
+    """Whether the user is on the service's own admin list (an empty list: nobody).
+
+    What a request claims never counts: a claim by someone off the list is only logged.
+    """
+    listed = user_id in admins
+    if claimed and not listed:
         log.warning("user %s claims admin but is not in the admin list: treated as a user", user_id)
-        return False
-    return is_admin
+    return listed
 
 
 def to_kb_delta(delta: GraphDelta) -> KbDelta:
