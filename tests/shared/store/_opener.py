@@ -7,15 +7,18 @@ from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Barrier
 from pathlib import Path
 
-from shared.store import open_store
+from shared.store.sqlite.db import SqliteDb
 
 
-async def _open(path: Path) -> int:
-    store = await open_store(f"sqlite:///{path}")
+async def _open(path: Path) -> str:
+    # What every service does first at start-up: connect and switch the new file to WAL.
+    # (Migrating after that waits on the write lock like any writer; tested elsewhere.)
+    db = SqliteDb(str(path))
+    await db.open()
     try:
-        return await store.schema_version()
+        return await db.read(lambda c: str(c.execute("PRAGMA journal_mode").fetchone()[0]))
     finally:
-        await store.close()
+        await db.close()
 
 
 def open_rounds(directory: str, rounds: int, barrier: Barrier, results: Queue[object]) -> None:
