@@ -219,6 +219,8 @@ async def _via_stack(
 ) -> bool:  # fmt: skip
     """Hand the sources to the running extractor; False when waiting timed out."""
     assert session.publish is not None
+    if not bars.tasks:  # every file was skipped: nothing will report, nothing to wait for
+        return True
     subs = []
     if wait:  # subscribed before publishing, so no progress event is missed
         subs = await follow_sources(

@@ -106,11 +106,30 @@ async def plan_against_store(
 async def merge_chunk(
     *, store: ExtractorStore, event: ChunkExtracted, publish: Publish
 ) -> MergeOutcome:
-    """Upsert one chunk's topics and relations (never deletes), then report progress."""
+    """Upsert one chunk's topics and relations (never deletes), then report progress.
+
+    The owner checks meaning as well as shape: a chunk result is accepted only for a source
+    in progress, at an index inside the chunk count its own LLM step recorded. Anything
+    else raises BadInputError (the consumer terms it and reports `failed.chunk.extracted`).
+    """
     source = await store.sources.get(event.source_id)
     if source is None:
-        log.warning("chunk %d of unknown source %s: dropped", event.chunk_index, event.source_id)
-        return MergeOutcome(applied=False)
+        raise BadInputError(f"chunk {event.chunk_index} names unknown source {event.source_id}")
+    total = source.chunks_total
+    if total is None or event.chunk_count != total or not 0 <= event.chunk_index < total:
+        raise BadInputError(
+            f"chunk {event.chunk_index}/{event.chunk_count} does not fit source {source.id} "
+            f"({'not chunked yet' if total is None else f'{total} chunk(s)'})"
+        )
+    if source.status not in RUNNING:
+        if event.chunk_index in await store.sources.merged_chunks(source.id):
+            # A redelivery of a chunk merged before the source ended: at most re-announce
+            # the completion (a crash may have come between recording and publishing it).
+            completed = await finish_if_done(store, source.id, publish, republish=True)
+            return MergeOutcome(applied=False, completed=completed)
+        raise BadInputError(
+            f"chunk {event.chunk_index} of source {source.id}: the source is {source.status}"
+        )
     plan, existing = await plan_against_store(store, event.topics, event.relations)
     metadata = {"source": source.name, "source_id": source.id,
                 "prompt_version": event.prompt_version}  # fmt: skip

@@ -33,41 +33,36 @@ KB_HASH_KEY = "kb:version_hash"
 _COUNTS = ("topics_added", "topics_updated", "relations_added", "relations_dropped")
 
 
-def progress_key(source_id: str) -> str:
-    """The settings key holding a source's running counts."""
-    return f"extractor.progress.{source_id}"
-
-
 async def read_progress(store: ExtractorStore, source_id: str) -> dict[str, Any]:
     """A source's running counts (zeros when nothing was merged yet)."""
-    value = await store.settings.get(progress_key(source_id))
-    counts: dict[str, Any] = {name: 0 for name in _COUNTS}
-    counts["changed_ids"] = []
-    if isinstance(value, dict):
-        counts.update({k: v for k, v in value.items() if k in counts})
-    return counts
+    progress = await store.merge_progress.get(source_id)
+    return progress.model_dump(include={*_COUNTS, "changed_ids"})
 
 
 async def add_progress(
     store: ExtractorStore, source_id: str, *, changed_ids: Iterable[str], **increments: int
 ) -> dict[str, Any]:
     """Add one merged chunk's counts to the source's running counts (atomically)."""
-    changed = list(changed_ids)
-
-    def bump(current: Any) -> dict[str, Any]:
-        value = dict(current) if isinstance(current, dict) else {}
-        for name in _COUNTS:
-            value[name] = int(value.get(name, 0)) + int(increments.get(name, 0))
-        ids = list(value.get("changed_ids", []))
-        ids.extend(i for i in changed if i not in ids)
-        value["changed_ids"] = ids[:MAX_CHANGED_IDS]
-        return value
-
-    return await store.settings.update(progress_key(source_id), bump, default={})
+    progress = await store.merge_progress.add(
+        source_id, changed_ids=changed_ids, max_changed_ids=MAX_CHANGED_IDS,
+        **{name: int(increments.get(name, 0)) for name in _COUNTS},
+    )  # fmt: skip
+    return progress.model_dump(include={*_COUNTS, "changed_ids"})
 
 
 def _has_changes(progress: dict[str, Any]) -> bool:
     return bool(progress["changed_ids"] or progress["relations_added"])
+
+
+def in_flow(publish: Publish, correlation_id: str) -> Publish:
+    """`publish`, stamping every event with the correlation id of the flow being handled."""
+
+    async def stamped(event: Event) -> Any:
+        if correlation_id and event.correlation_id != correlation_id:
+            event = event.model_copy(update={"correlation_id": correlation_id})
+        return await publish(event)
+
+    return stamped
 
 
 async def publish_kb_updated(
@@ -155,8 +150,8 @@ async def finish_if_done(
             event_id=derived_event_id(SourceCompleted.SUBJECT, source_id),
             actor=ACTOR,
             source_id=source_id,
-            chunks_done=source.chunks_total,
-            chunks_total=source.chunks_total,
+            chunks_done=source.chunks_total or 0,
+            chunks_total=source.chunks_total or 0,
             duration=max((datetime.now(UTC) - started).total_seconds(), 0.0),
             **{name: progress[name] for name in _COUNTS},
         )

@@ -7,9 +7,11 @@ from typing import Protocol
 from shared.store import (
     ChunkMark,
     CurationRepository,
+    FlagRepository,
     HandbookSyncRepository,
     KbChangeResult,
     KbChanges,
+    MergeProgressRepository,
     RelationRepository,
     SettingsRepository,
     SourceRepository,
@@ -59,7 +61,17 @@ class ExtractorStore(Protocol):
 
     @property
     def settings(self) -> SettingsRepository:
-        """Progress and the sample-handbook flag (until typed repositories land)."""
+        """Provenance, hold and tree-cache records (until they get typed repositories)."""
+        ...
+
+    @property
+    def merge_progress(self) -> MergeProgressRepository:
+        """Running merge counts per source."""
+        ...
+
+    @property
+    def flags(self) -> FlagRepository:
+        """Markers such as the sample handbook having been queued."""
         ...
 
     async def apply_kb_changes(

@@ -7,8 +7,10 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from services.extractor.outcomes import Publish
 from services.extractor.ports import ExtractorStore
 from shared.bus import SourceUploaded, derived_event_id
+from shared.bus.extractor_rpc import RegisterUploadReply, RegisterUploadRequest
 from shared.errors import BadInputError
 from shared.formats import SUPPORTED_SUFFIXES, Document, read_document
 from shared.formats.core import human_size
@@ -23,7 +25,7 @@ def decode_upload(data: bytes, *, name: str, max_bytes: int) -> str:
 
     An empty document raises EmptyDocumentError (a BadInputError) so callers can skip it.
     """
-    return read_document(data, name=name, max_bytes=max_bytes).text
+    return normalise_text(read_document(data, name=name, max_bytes=max_bytes).text)
 
 
 def load_document(path: Path, *, max_bytes: int, name: str | None = None) -> Document:
@@ -49,6 +51,11 @@ def load_document(path: Path, *, max_bytes: int, name: str | None = None) -> Doc
 def read_upload(path: Path, *, max_bytes: int) -> str:
     """The text of a local file (any supported format), checked like every other upload."""
     return load_document(path, max_bytes=max_bytes).text
+
+
+def normalise_text(text: str) -> str:
+    """The form a source is stored and hashed in (CRLF and CR line ends become LF)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def sha256_text(text: str) -> str:
@@ -101,6 +108,7 @@ async def register_upload(
     """
     if not name.strip():
         raise BadInputError("a source needs a name")
+    text = normalise_text(text)
     if not text.strip():
         raise BadInputError(f"{name} is empty: there is no text to extract")
     digest = sha256_text(text)
@@ -125,3 +133,27 @@ async def register_upload(
         uploaded_by=uploaded_by,
     )
     return Registration(source=source, event=event)
+
+
+async def register_staged(
+    store: ExtractorStore, request: RegisterUploadRequest, *, max_bytes: int, publish: Publish
+) -> RegisterUploadReply:
+    """rpc.extractor.register_upload: register a staged text, announce it, drop the staging."""
+    staged = await store.source_texts.get(request.text_ref)
+    if staged is None:
+        raise BadInputError(f"no staged text under {request.text_ref!r}")
+    text = decode_upload(staged.encode("utf-8"), name=request.name, max_bytes=max_bytes)
+    registration = await register_upload(
+        store, name=request.name, text=text, uploaded_by=request.uploaded_by,
+        actor=request.uploaded_by,
+    )  # fmt: skip
+    if registration.event is not None:
+        await publish(registration.event)
+    await store.source_texts.delete(request.text_ref)
+    if registration.duplicate_of is not None:
+        found = registration.duplicate_of
+        return RegisterUploadReply(source_id=found.id, name=found.name, duplicate=True)
+    source = registration.source
+    if source is None:  # register_upload returns a source or the duplicate it found
+        raise BadInputError(f"{request.name} was not registered")
+    return RegisterUploadReply(source_id=source.id, name=source.name)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -253,6 +254,19 @@ def test_ingest_hands_sources_to_the_running_stack(
     sources, ids = query_at(threaded_extractor["R42_STORE"], check)
     assert [(s.name, s.status, s.chunks_done) for s in sources] == [("gids.md", "completed", 3)]
     assert ids == {"onderwerp-0", "onderwerp-1", "onderwerp-2"}
+
+
+def test_wait_on_an_already_ingested_file_returns_at_once(
+    tmp_path: Path, threaded_extractor: dict[str, str]
+) -> None:
+    (tmp_path / "gids.md").write_text(sections(1))
+    args = ("ingest", "--wait", "--timeout", "60", str(tmp_path / "gids.md"))
+    assert invoke(*args, env=threaded_extractor).exit_code == 0
+    started = time.monotonic()
+    again = invoke(*args, env=threaded_extractor)
+    assert again.exit_code == 0, again.output
+    assert "skipped" in again.output and "already ingested" in again.output
+    assert time.monotonic() - started < 30  # returned, not the 60 s --timeout
 
 
 def query_at(url: str, action: Any) -> Any:
