@@ -99,6 +99,10 @@ async def test_up_runs_services_and_stops_cleanly(
     kid_file = tmp_path / "kids" / f"kid.{state.services['kid']}"
     await asyncio.to_thread(wait_until, kid_file.exists, what="kid pid file")
     assert kid_file.read_text() == state.nats_url
+    # The banner is written line by line after the state file: wait for its last line.
+    await asyncio.to_thread(
+        wait_until, lambda: "Ctrl-C or SIGTERM" in up.out.read_text(), what="the whole banner"
+    )
     out = up.out.read_text()
     assert state.nats_url in out and "offline (no ANTHROPIC_API_KEY)" in out
     assert "logs" in out and "r42 events tail" in out
