@@ -25,9 +25,9 @@ import asyncio
 import logging
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from shared.errors import BadInputError, TransientError
 from shared.llm.limiter_config import LimiterConfig
@@ -35,6 +35,7 @@ from shared.llm.limiter_gcra import Booking, Rate, adjust, book
 from shared.llm.limiting import ModelClass, Permit, model_class
 
 log = logging.getLogger("shared.llm.limiter")
+_T = TypeVar("_T")
 
 Triple = tuple[float, float, float]
 FULL: Triple = (0.0, 0.0, 0.0)  # a TAT in the past means a full bucket
@@ -234,9 +235,9 @@ class BaseLimiter:
             if self.decision_observer is not None:
                 self.decision_observer(time.perf_counter() - started)
 
-    def _spawn(self, coro: object) -> asyncio.Task[Any]:
+    def _spawn(self, coro: Coroutine[Any, Any, _T]) -> asyncio.Task[_T]:
         """Run `coro` as a tracked background task (aclose waits for it)."""
-        task = asyncio.ensure_future(coro)  # type: ignore[arg-type]
+        task = asyncio.ensure_future(coro)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
         return task

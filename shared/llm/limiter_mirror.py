@@ -118,7 +118,7 @@ class KvMirror:
                 self._synced.clear()  # nobody keeps the copy current any more
                 self._values.clear()
             try:
-                await watcher.stop()
+                await watcher.stop()  # type: ignore[no-untyped-call]  # nats-py leaves it unannotated
             except Exception:  # best effort on a closing connection
                 log.debug("rate limiter: stopping the bucket watcher failed", exc_info=True)
 

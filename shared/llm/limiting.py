@@ -13,7 +13,7 @@ def model_class(model: str) -> ModelClass:
     lowered = model.lower()
     for name in ("haiku", "sonnet", "opus"):
         if name in lowered:
-            return name  # type: ignore[return-value]
+            return name
     return "other"
 
 
