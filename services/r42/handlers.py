@@ -52,7 +52,7 @@ class R42Handlers:
 
     async def chat(self, request: ChatRequest) -> ChatReply:
         """rpc.r42.chat: one turn."""
-        async with self.user_locks(request.user_id):
+        async with self.user_locks(request.thread_key):
             return await chat_turn(
                 store=self.store, kb=self.kb, request=request, admins=self.admins
             )
@@ -65,5 +65,5 @@ class R42Handlers:
 
     async def clear(self, request: ClearRequest) -> ClearReply:
         """rpc.r42.clear: wipe the thread, reseed the greeting."""
-        async with self.user_locks(request.user_id):
-            return await clear_thread(store=self.store, user_id=request.user_id)
+        async with self.user_locks(request.thread_key):
+            return await clear_thread(store=self.store, user_id=request.thread_key)

@@ -30,6 +30,7 @@ from services.r42.prompts import (
     EMPTY_HINT,
     INPUT_TRUNCATED,
     NO_ANSWER,
+    PROMPT_VERSION,
     QUIZ_REFUSAL,
     system_blocks,
 )
@@ -64,6 +65,7 @@ class _Turn:
     lookups: list[LookupResult] = field(default_factory=list)
     delta: GraphDelta | None = None
     offline: bool = False
+    model: str = ""
 
 
 def new_error_ref() -> str:
@@ -84,7 +86,7 @@ async def chat_turn(
     if truncated:
         text = text[:MAX_INPUT_CHARS]
     is_admin = effective_admin(request.is_admin, request.user_id, admins)
-    history = await load_thread(store, request.user_id)
+    history = await load_thread(store, request.thread_key)
     asked_at = utcnow()
     try:
         async with asyncio.timeout(TURN_TIMEOUT_S):
@@ -104,7 +106,7 @@ async def chat_turn(
     if turn.delta is not None:
         proposal = await save_proposal(store=store, delta=turn.delta, proposed_by=request.user_id)
     await store.threads.append(
-        request.user_id,
+        request.thread_key,
         [
             ThreadMessage(role="user", text=text, at=asked_at),
             ThreadMessage(role="assistant", text=answer, at=utcnow()),
@@ -114,7 +116,7 @@ async def chat_turn(
         answer = f"{INPUT_TRUNCATED.format(limit=_LIMIT_TEXT)}\n\n{answer}"
     return ChatReply(
         text=answer, sources=sources, proposal=proposal, offline=turn.offline,
-        truncated_input=truncated,
+        truncated_input=truncated, model=turn.model, prompt_version=PROMPT_VERSION,
     )  # fmt: skip
 
 
@@ -150,6 +152,7 @@ async def _converse(
             tool_choice=choice, max_tokens=ANSWER_MAX_TOKENS,
         )  # fmt: skip
         turn.offline = turn.offline or result.offline
+        turn.model = result.model
         if choice["type"] == "none" or not result.tool_uses:
             break
         messages.append(result.assistant_message())

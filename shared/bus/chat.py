@@ -20,8 +20,20 @@ MAX_MESSAGE_CHARS = 20_000
 (smaller) limit of it and says so in the reply (`truncated_input`), never rejecting it."""
 
 
+CONVERSATION_PATTERN = r"^[A-Za-z0-9:._-]{0,300}$"
+"""A conversation key: which DM, channel thread or assistant thread of a user a turn is in."""
+
+
 class _Rpc(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def thread_key(user_id: str, conversation: str) -> str:
+    """The stored thread of one conversation of one user (the user's default when empty).
+
+    The user id is part of the key, so a caller can only ever reach its own conversations.
+    """
+    return f"{user_id}|{conversation}" if conversation else user_id
 
 
 class ChatRequest(_Rpc):
@@ -32,6 +44,13 @@ class ChatRequest(_Rpc):
     is_admin: bool = False
     text: str = Field(max_length=200_000)
     correlation_id: str | None = Field(default=None, max_length=200)
+    conversation: str = Field(default="", pattern=CONVERSATION_PATTERN)
+    """Each conversation (a DM, a channel thread, an assistant thread) has its own memory."""
+
+    @property
+    def thread_key(self) -> str:
+        """The stored thread this turn reads and extends."""
+        return thread_key(self.user_id, self.conversation)
 
 
 class SourceRef(_Rpc):
@@ -59,6 +78,8 @@ class ChatReply(_Rpc):
     error_ref: str | None = Field(default=None, description="Reference id of a failed turn")
     offline: bool = False
     truncated_input: bool = False
+    model: str = Field(default="", max_length=200, description="The model that answered")
+    prompt_version: str = Field(default="", max_length=100)
 
 
 class ProposalDecisionRequest(_Rpc):
@@ -79,9 +100,15 @@ class ProposalDecisionReply(_Rpc):
 
 
 class ClearRequest(_Rpc):
-    """Wipe a user's conversation."""
+    """Wipe one conversation of a user (the default one when `conversation` is empty)."""
 
     user_id: str = Field(min_length=1, max_length=200)
+    conversation: str = Field(default="", pattern=CONVERSATION_PATTERN)
+
+    @property
+    def thread_key(self) -> str:
+        """The stored thread to wipe."""
+        return thread_key(self.user_id, self.conversation)
 
 
 class ClearReply(_Rpc):

@@ -19,6 +19,8 @@ from urllib.parse import parse_qsl
 
 from aiohttp import web
 
+from tests.fakes.slack_methods import argument_error, block_errors, payload_error
+
 
 @dataclass
 class SlackCall:
@@ -131,10 +133,23 @@ class FakeSlack:
         for key in ("blocks", "view", "attachments"):
             if isinstance(args.get(key), str):
                 args[key] = json.loads(args[key])
-        answer = self._answer(method, args)
+        answer = self._refusal(method, args, request) or self._answer(method, args)
         with self._lock:
             self.calls.append(SlackCall(method, args, dict(request.headers), response=answer))
         return web.json_response(answer)
+
+    def _refusal(
+        self, method: str, args: dict[str, Any], request: web.Request
+    ) -> dict[str, Any] | None:
+        """Slack's error for a call without a token, breaking argument rules or Block Kit."""
+        auth = request.headers.get("Authorization", "")
+        token = auth.removeprefix("Bearer ") if auth.startswith("Bearer ") else args.get("token")
+        wanted = "xapp-" if method == "apps.connections.open" else "xoxb-"
+        if not token:
+            return {"ok": False, "error": "not_authed"}
+        if not str(token).startswith(wanted):
+            return {"ok": False, "error": "invalid_auth"}
+        return argument_error(method, args) or payload_error(method, args)
 
     def _answer(self, method: str, args: dict[str, Any]) -> dict[str, Any]:
         if method in self.overrides:
@@ -161,14 +176,24 @@ class FakeSlack:
             return {"ok": True, "upload_url": url, "file_id": fid}
         if method == "files.completeUploadExternal":
             return {"ok": True, "files": args.get("files", [])}
+        if method == "chat.startStream":
+            return {"ok": True, "channel": channel, "ts": self._next_ts()}
+        if method in ("chat.appendStream", "chat.stopStream"):
+            return {"ok": True, "channel": channel, "ts": args.get("ts")}
+        if method == "conversations.replies":
+            return {"ok": True, "messages": [], "has_more": False}
         return {"ok": True}
 
     async def _handle_respond(self, request: web.Request) -> web.Response:
         raw = await request.read()
         args: dict[str, Any] = json.loads(raw) if raw else {}
         args["_key"] = request.match_info["key"]
+        errors = block_errors(args["blocks"], max_blocks=50) if "blocks" in args else []
+        answer = {"ok": False, "error": "invalid_blocks", "errors": errors} if errors else {}
         with self._lock:
-            self.calls.append(SlackCall("respond", args, dict(request.headers)))
+            self.calls.append(SlackCall("respond", args, dict(request.headers), response=answer))
+        if errors:
+            return web.json_response(answer, status=400)
         return web.Response(text="ok")
 
     async def _handle_socket(self, request: web.Request) -> web.WebSocketResponse:

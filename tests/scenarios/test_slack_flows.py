@@ -13,6 +13,8 @@ import pytest
 from services.gateway.slack import ids
 from shared.bus import KbUpdated, SourceUploaded
 from shared.store import iso_week
+from tests.fakes.anthropic_server import text_reply
+from tests.fakes.fixtures import FAKE_ANTHROPIC_API_KEY
 from tests.fakes.slack_server import FakeSlack
 from tests.scenarios.stack import (
     Stack,
@@ -22,7 +24,14 @@ from tests.scenarios.stack import (
     start_stack,
     stop_stack,
 )
-from tests.services.gateway.harness import ADMIN, ADMIN_CHANNEL, USER, Tap, make_tap
+from tests.services.gateway.harness import (
+    ADMIN,
+    ADMIN_CHANNEL,
+    USER,
+    Tap,
+    gateway_settings,
+    make_tap,
+)
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -62,7 +71,7 @@ async def test_full_quiz_flow(stack: Stack, fake_slack: FakeSlack) -> None:
         )
     )[0]
     ts = message.args["ts"]
-    # R42 stays silent for this user while the quiz runs (the real r42 service is up).
+    # While the quiz runs a question gets one short notice, no answer (the real r42 is up).
     await gw.event(
         {
             "type": "message",
@@ -75,6 +84,14 @@ async def test_full_quiz_flow(stack: Stack, fake_slack: FakeSlack) -> None:
         },
         event_id="EvSQ1",
     )
+    notice = (
+        await fake_slack.wait_for("chat.postMessage", where=lambda c: "quiz stop" in text_of(c))
+    )[0]
+    assert "Je quiz loopt nog" in text_of(notice)
+
+    def quiz_posts(c) -> bool:
+        return "Vraag" in text_of(c) or "Quiz afgerond" in text_of(c)
+
     for i in range(10):
         pick = buttons(message)[0]
         await gw.action(
@@ -86,7 +103,7 @@ async def test_full_quiz_flow(stack: Stack, fake_slack: FakeSlack) -> None:
                 c.args["ts"] == t and ("Goed!" in text_of(c) or "Helaas" in text_of(c))
             ),
         )
-        message = (await fake_slack.wait_for("chat.postMessage", 2 + i))[-1]
+        message = (await fake_slack.wait_for("chat.postMessage", 1 + i, where=quiz_posts))[-1]
         ts = message.response["ts"]
         if i < 9:
             assert f"Vraag {i + 2}/10" in text_of(message)
@@ -102,7 +119,8 @@ async def test_full_quiz_flow(stack: Stack, fake_slack: FakeSlack) -> None:
     assert score is not None and f"<@{USER}>" in weekly and f"{score.points} pt" in weekly
     await gw.settle()
     dm_replies = [c for c in fake_slack.calls_to("chat.postMessage") if "R42 denkt" in text_of(c)]
-    assert dm_replies == []  # no working indicator, no answer: R42 was silent
+    assert dm_replies == []  # no working indicator, no answer: only the notice
+    assert len([c for c in fake_slack.calls if "quiz stop" in text_of(c)]) == 1
 
 
 async def test_full_proposal_flow(stack: Stack, fake_slack: FakeSlack, tap: Tap) -> None:
@@ -208,7 +226,8 @@ async def test_learn_article_and_infographic(stack: Stack, fake_slack: FakeSlack
 
 
 GATEWAY_DIR = Path(__file__).resolve().parents[2] / "services" / "gateway"
-MAX_GATEWAY_FILES_PER_DM = 10
+MAX_GATEWAY_FILES_PER_DM = 11
+"""HTTP transport, listener, dedupe, background, flow, blocks, Web API, core chat + feedback."""
 
 
 async def test_a_dm_answer_passes_through_few_gateway_files(
@@ -245,5 +264,60 @@ async def test_a_dm_answer_passes_through_few_gateway_files(
         sys.setprofile(None)
     assert "Verlof" in text_of(answer)
     files = [str(Path(f).relative_to(GATEWAY_DIR)) for f in seen]
-    assert 3 <= len(files) <= MAX_GATEWAY_FILES_PER_DM, files
+    assert 3 <= len(files) <= MAX_GATEWAY_FILES_PER_DM, "\n".join(files)
     assert not any(f.startswith("console") for f in files), files
+
+
+def _sent_text(request) -> str:
+    """Everything a model request carries in its messages (text blocks and plain strings)."""
+    return json.dumps(request.body.get("messages"), ensure_ascii=False)
+
+
+async def test_each_conversation_has_its_own_memory(
+    nats_url: str, tmp_path: Path, fake_slack: FakeSlack, fake_anthropic, unique: str
+) -> None:
+    """A DM, a channel thread and another DM never see each other's turns."""
+    settings = gateway_settings(
+        nats_url=nats_url,
+        tmp_path=tmp_path,
+        fake=fake_slack,
+        llm="anthropic",
+        anthropic_base_url=fake_anthropic.url,
+        anthropic_api_key=FAKE_ANTHROPIC_API_KEY,
+    )
+    await seed(settings)
+    running = await start_stack(settings, fake=fake_slack, namespace=f"m{unique}", services=["r42"])
+    fake_anthropic.default = lambda _body: text_reply("Dat staat in het handboek.")
+    gw = running.gateway
+    try:
+
+        async def ask(event: dict, n: int) -> None:
+            await gw.event(event, event_id=f"Ev-mem-{n}")
+            await fake_slack.wait_for(
+                "chat.update", n, where=lambda c: "r42_feedback" in text_of(c), timeout=30
+            )
+
+        dm = {"type": "message", "channel_type": "im", "channel": "D0USER", "user": USER}
+        await ask({**dm, "text": "Mijn salaris geheim-DM-1?", "ts": "1.1", "client_msg_id": "a"}, 1)
+        await ask({**dm, "text": "En de bonus?", "ts": "1.2", "client_msg_id": "b"}, 2)
+        assert "geheim-DM-1" in _sent_text(fake_anthropic.requests[-1])  # the DM remembers
+        mention = {
+            "type": "app_mention",
+            "channel": "C0PUBLIC",
+            "user": USER,
+            "text": "<@UBOT> Hoe vraag ik verlof aan?",
+            "ts": "2.1",
+        }
+        await ask(mention, 3)
+        channel_request = _sent_text(fake_anthropic.requests[-1])
+        assert "verlof" in channel_request
+        assert "geheim-DM-1" not in channel_request and "bonus" not in channel_request
+        in_thread = {**mention, "text": "<@UBOT> En ziekte?", "ts": "2.2", "thread_ts": "2.1"}
+        await ask(in_thread, 4)
+        thread_request = _sent_text(fake_anthropic.requests[-1])
+        assert "verlof" in thread_request and "geheim-DM-1" not in thread_request
+        other_dm = {**dm, "channel": "D0USER2", "ts": "3.1", "client_msg_id": "c"}
+        await ask({**other_dm, "text": "Wat is onboarding?"}, 5)
+        assert "geheim-DM-1" not in _sent_text(fake_anthropic.requests[-1])
+    finally:
+        await stop_stack(running)

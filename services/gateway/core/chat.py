@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from services.gateway.core.context import CoreContext
 from shared.bus import (
     CHAT_SUBJECT,
@@ -15,8 +17,16 @@ from shared.bus import (
     ProposalDecisionRequest,
     request,
 )
+from shared.bus.chat import CONVERSATION_PATTERN
+from shared.errors import BadInputError
 
 MAX_CHAT_CHARS = 200_000
+
+
+def _checked_conversation(conversation: str) -> str:
+    if not re.fullmatch(CONVERSATION_PATTERN, conversation):
+        raise BadInputError("onbekend gesprek")
+    return conversation
 
 
 class ChatCalls:
@@ -30,9 +40,15 @@ class ChatCalls:
         return await self.ctx.store.quiz_attempts.get_active_attempt(user_id) is not None
 
     async def ask(
-        self, *, user_id: str, text: str, user_name: str = "", correlation_id: str | None = None
+        self,
+        *,
+        user_id: str,
+        text: str,
+        conversation: str = "",
+        user_name: str = "",
+        correlation_id: str | None = None,
     ) -> ChatReply:
-        """One chat turn with R42."""
+        """One chat turn with R42 in one conversation (each has its own memory)."""
         ctx = self.ctx
         req = ChatRequest(
             user_id=user_id,
@@ -40,6 +56,7 @@ class ChatCalls:
             is_admin=ctx.is_admin(user_id),
             text=text[:MAX_CHAT_CHARS],
             correlation_id=correlation_id,
+            conversation=_checked_conversation(conversation),
         )
         return await request(
             ctx.broker,
@@ -67,12 +84,12 @@ class ChatCalls:
             namespace=ctx.namespace,
         )
 
-    async def clear(self, *, user_id: str) -> ClearReply:
-        """Wipe the user's conversation with R42."""
+    async def clear(self, *, user_id: str, conversation: str = "") -> ClearReply:
+        """Wipe one conversation of the user with R42."""
         return await request(
             self.ctx.broker,
             CLEAR_SUBJECT,
-            ClearRequest(user_id=user_id),
+            ClearRequest(user_id=user_id, conversation=_checked_conversation(conversation)),
             response_model=ClearReply,
             timeout=15.0,
             namespace=self.ctx.namespace,

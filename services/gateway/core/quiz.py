@@ -10,7 +10,7 @@ from services.gateway.core.context import CoreContext, new_request_id
 from services.gateway.core.models import Leaderboards
 from shared.bus import QuizAnswered, QuizRequested, derived_event_id
 from shared.errors import BadInputError
-from shared.store import iso_week
+from shared.store import QuizAttempt, iso_week
 
 LETTERS = "ABCDEFGH"
 
@@ -54,6 +54,19 @@ class QuizCalls:
 
     def __init__(self, ctx: CoreContext) -> None:
         self.ctx = ctx
+
+    async def attempt(self, attempt_id: str) -> QuizAttempt | None:
+        """One attempt as stored (answers recorded so far, status)."""
+        return await self.ctx.store.quiz_attempts.get(attempt_id)
+
+    async def stop(self, *, user_id: str) -> QuizAttempt | None:
+        """Abandon the user's running quiz (None when none runs); its answers stay scored."""
+        attempt = await self.ctx.store.quiz_attempts.get_active_attempt(user_id)
+        if attempt is None:
+            return None
+        # Compare-and-set from active: an answer landing at the same moment still counts.
+        ended = await self.ctx.store.quiz_attempts.finish(attempt.id, status="expired")
+        return attempt if ended else None
 
     async def start(self, *, user_id: str, reply_to: dict[str, Any]) -> QuizRequested:
         """Ask for this week's quiz; quiz.ready brings the first question."""

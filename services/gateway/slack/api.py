@@ -114,6 +114,36 @@ class SlackApi:
         await self.pacer.wait(channel)
         await self._call("chat.postEphemeral", **args)
 
+    async def set_status(self, channel: str, thread_ts: str, status: str) -> None:
+        """The assistant thread's 'is working' line ('' clears it)."""
+        await self._call(
+            "assistant.threads.setStatus",
+            channel_id=channel,
+            thread_ts=thread_ts,
+            status=truncate(status, 150),
+        )
+
+    async def set_title(self, channel: str, thread_ts: str, title: str) -> None:
+        """The assistant thread's title in the history list."""
+        await self._call(
+            "assistant.threads.setTitle",
+            channel_id=channel,
+            thread_ts=thread_ts,
+            title=truncate(title, 75),
+        )
+
+    async def set_prompts(
+        self, channel: str, thread_ts: str, prompts: list[dict[str, str]], *, title: str
+    ) -> None:
+        """Suggested prompts under a new assistant thread (Slack shows at most four)."""
+        await self._call(
+            "assistant.threads.setSuggestedPrompts",
+            channel_id=channel,
+            thread_ts=thread_ts,
+            prompts=prompts[:4],
+            title=truncate(title, 150),
+        )
+
     async def dm_channel(self, user: str) -> str:
         """The DM channel with a user (opened once, then cached)."""
         if user not in self._dm:

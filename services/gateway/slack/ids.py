@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-FEEDBACK_UP = "r42_feedback_up"
-FEEDBACK_DOWN = "r42_feedback_down"
+FEEDBACK = "r42_feedback"
+FEEDBACK_VIEW = "r42_feedback_reason"
 PROPOSAL_YES = "r42_proposal_yes"
 PROPOSAL_NO = "r42_proposal_no"
 SUGGESTION_APPROVE = "r42_suggestion_approve"
@@ -22,6 +22,9 @@ SOURCE_CANCEL_PREFIX = "r42_source_cancel_"
 SOURCE_CANCEL_RE = re.compile(r"^r42_source_cancel_\d+$")
 GRAPH_FOLLOW_PREFIX = "r42_graph_follow_"
 GRAPH_FOLLOW_RE = re.compile(r"^r42_graph_follow_\d+$")
+
+CLEAR_CONFIRM = "r42_clear_confirm"
+CLEAR_CANCEL = "r42_clear_cancel"
 
 INGEST_VIEW = "r42_ingest"
 REFINE_VIEW = "r42_refine"

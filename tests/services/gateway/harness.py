@@ -144,9 +144,10 @@ class Gateway:
         message_ts: str = "1700000001.000100",
         blocks: list[dict[str, Any]] | None = None,
         ephemeral: bool = False,
+        action_type: str = "button",
     ) -> tuple[int, str]:
-        """A signed block_actions click on a message."""
-        payload = {
+        """A signed block_actions click (an ephemeral message's click carries no `message`)."""
+        payload: dict[str, Any] = {
             "type": "block_actions",
             "team": {"id": "T0FAKE"},
             "user": {"id": user, "username": user.lower()},
@@ -159,17 +160,18 @@ class Gateway:
             "channel": {"id": channel},
             "trigger_id": "trig-2",
             "response_url": self.fake.response_url(f"action-{user}"),
-            "message": {"ts": message_ts, "blocks": blocks or []},
             "actions": [
                 {
                     "action_id": action_id,
                     "block_id": "b1",
                     "value": value,
-                    "type": "button",
+                    "type": action_type,
                     "action_ts": str(time.time()),
                 }
             ],
         }
+        if not ephemeral:
+            payload["message"] = {"ts": message_ts, "blocks": blocks or []}
         return await self.send_form({"payload": json.dumps(payload)})
 
     async def view(

@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import jsonschema
+import pytest
 import typer
 import yaml
 from typer.testing import CliRunner
 
 from services.cli import gateway as cli
+from services.gateway.slack.flows.assistant import PROMPTS
+from services.gateway.slack.http import EVENTS_PATH
 from services.registry import resolve_console
 from tests.fakes.slack_server import FakeSlack
 from tests.services.gateway.harness import Gateway
 
-MANIFEST = Path(__file__).resolve().parents[3] / "deploy" / "slack" / "manifest.yaml"
+ROOT = Path(__file__).resolve().parents[3]
+MANIFEST = ROOT / "deploy" / "slack" / "manifest.yaml"
+HTTP_MANIFEST = ROOT / "deploy" / "slack" / "manifest-http.yaml"
+SCHEMA = ROOT / "tests" / "data" / "slack_manifest_schema" / "manifest.schema.1.0.0.json"
+"""Slack's app manifest schema (slackapi/manifest-schema, MIT; LICENSE next to it)."""
 
 
 def test_manifest_covers_the_app() -> None:
@@ -21,25 +30,65 @@ def test_manifest_covers_the_app() -> None:
     scopes = set(manifest["oauth_config"]["scopes"]["bot"])
     assert scopes == {
         "app_mentions:read",
+        "assistant:write",
         "chat:write",
         "commands",
         "im:history",
-        "im:read",
         "im:write",
+        "mpim:history",
         "files:read",
         "files:write",
         "users:read",
-    }
+    }  # im:read is not used (conversations.open needs im:write)
     settings = manifest["settings"]
     assert set(settings["event_subscriptions"]["bot_events"]) == {
         "app_mention",
+        "assistant_thread_started",
+        "assistant_thread_context_changed",
         "message.im",
+        "message.mpim",
         "app_home_opened",
         "file_shared",
     }
     assert settings["interactivity"]["is_enabled"] and settings["socket_mode_enabled"]
     assert manifest["features"]["app_home"]["home_tab_enabled"]
     assert manifest["features"]["app_home"]["messages_tab_enabled"]
+    assistant = manifest["features"]["assistant_view"]
+    assert [p["message"] for p in assistant["suggested_prompts"]] == [p["message"] for p in PROMPTS]
+
+
+def test_http_manifest_is_the_socket_one_with_request_urls() -> None:
+    socket = yaml.safe_load(MANIFEST.read_text())
+    http = yaml.safe_load(HTTP_MANIFEST.read_text())
+    url = "https://r42.example.com" + EVENTS_PATH
+    assert http["settings"]["event_subscriptions"]["request_url"] == url
+    assert http["settings"]["interactivity"]["request_url"] == url
+    assert {c["url"] for c in http["features"]["slash_commands"]} == {url}
+    assert http["settings"]["socket_mode_enabled"] is False
+    del http["settings"]["event_subscriptions"]["request_url"]
+    del http["settings"]["interactivity"]["request_url"]
+    for command in http["features"]["slash_commands"]:
+        del command["url"]
+    http["settings"]["socket_mode_enabled"] = True
+    assert http == socket  # nothing else may drift between the two
+
+
+@pytest.mark.parametrize("path", [MANIFEST, HTTP_MANIFEST], ids=["socket", "http"])
+def test_manifest_passes_slacks_schema(path: Path) -> None:
+    schema = json.loads(SCHEMA.read_text())
+    jsonschema.Draft7Validator.check_schema(schema)
+    errors = list(jsonschema.Draft7Validator(schema).iter_errors(yaml.safe_load(path.read_text())))
+    assert errors == [], [e.message for e in errors]
+
+
+def test_the_schema_refuses_a_broken_manifest() -> None:
+    schema = json.loads(SCHEMA.read_text())
+    manifest = yaml.safe_load(MANIFEST.read_text())
+    manifest["features"]["assistant_view"] = {"suggested_prompts": [{"title": "x"}]}
+    manifest["settings"]["colour"] = "red"
+    messages = [e.message for e in jsonschema.Draft7Validator(schema).iter_errors(manifest)]
+    assert any("assistant_description" in m for m in messages), messages
+    assert any("colour" in m for m in messages), messages
 
 
 async def test_every_declared_command_is_handled(gateway: Gateway, fake_slack: FakeSlack) -> None:

@@ -36,7 +36,7 @@ from shared.store import Source, Suggestion
 HELP_TEXT = """*R42 — wat kan ik?*
 • Stel een vraag in een DM of noem @R42 in een kanaal.
 • `/learn [article|slides|infographic]` — het onderwerp van deze week.
-• `/quiz` — de quiz van deze week (in je DM).
+• `/quiz` — de quiz van deze week (in je DM); `/quiz stop` stopt hem.
 • `/leaderboard` — de ranglijst van deze week en aller tijden.
 • `/r42 clear` — begin een nieuw gesprek.
 • `/r42 sources` — bronnen en hun status.
@@ -57,6 +57,29 @@ STATUS_ICONS = {
     "cancelled": ":no_entry_sign:",
 }
 CANCELLABLE = frozenset({"pending", "processing"})
+
+
+CLEAR_QUESTION = "Wil je dit gesprek met R42 wissen? R42 vergeet dan wat je hier vroeg."
+CLEAR_IN_CHANNEL = (
+    "In een kanaal onthoud ik elk gesprek per thread, los van je DM's. "
+    "Begin een nieuwe thread voor een nieuw gesprek, of gebruik `/r42 clear` in je DM met mij."
+)
+
+
+def clear_prompt(conversation: str | None) -> tuple[Blocks, str]:
+    """/r42 clear: Wissen / Annuleren for a DM's conversation; in a channel, how memory works."""
+    if conversation is None:
+        return [section(CLEAR_IN_CHANNEL)], CLEAR_IN_CHANNEL
+    blocks = [
+        section(CLEAR_QUESTION),
+        ActionsBlock(
+            elements=[
+                button("Wissen", ids.CLEAR_CONFIRM, conversation, style="danger"),
+                button("Annuleren", ids.CLEAR_CANCEL, conversation),
+            ],
+        ).to_dict(),
+    ]
+    return blocks, CLEAR_QUESTION
 
 
 def help_blocks() -> Blocks:

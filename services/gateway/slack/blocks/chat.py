@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from slack_sdk.models.blocks import ActionsBlock
+import json
+from typing import Any
+
+from slack_sdk.models.blocks import (
+    ActionsBlock,
+    ContextActionsBlock,
+    FeedbackButtonObject,
+    FeedbackButtonsElement,
+    InputBlock,
+    PlainTextInputElement,
+)
+from slack_sdk.models.views import View
 
 from services.gateway.slack import ids
 from services.gateway.slack.blocks.kit import (
@@ -26,6 +37,8 @@ from services.gateway.slack.blocks.kit import (
 from shared.bus import ChatReply, KbDelta
 
 THINKING_TEXT = "R42 denkt na…"
+FEEDBACK_THANKS = "Bedankt voor je feedback!"
+FEEDBACK_INPUT_BLOCK, FEEDBACK_INPUT_ACTION = "feedback_reason", "reason"
 PROPOSAL_QUESTION = "Wil je dit toevoegen aan de kennisgraaf?"
 
 
@@ -54,15 +67,7 @@ def answer_messages(reply: ChatReply, *, turn_id: str) -> list[Blocks]:
             )
         )
     if not reply.refused and not reply.error_ref:
-        tail.append(
-            ActionsBlock(
-                block_id=ids.BLOCK_FEEDBACK,
-                elements=[
-                    button(":+1:", ids.FEEDBACK_UP, turn_id),
-                    button(":-1:", ids.FEEDBACK_DOWN, turn_id),
-                ],
-            ).to_dict()
-        )
+        tail.append(feedback_block(turn_id))
     messages = chunk_blocks(body)
     tail_chars = sum(block_chars(b) for b in tail)
     last = messages[-1]
@@ -72,6 +77,59 @@ def answer_messages(reply: ChatReply, *, turn_id: str) -> list[Blocks]:
         messages.append([])
     messages[-1].extend(tail)
     return messages
+
+
+def feedback_block(turn_id: str) -> dict[str, Any]:
+    """Slack's native 👍 / 👎 under an answer (values say which turn and which way)."""
+    return ContextActionsBlock(
+        block_id=ids.BLOCK_FEEDBACK,
+        elements=[
+            FeedbackButtonsElement(
+                action_id=ids.FEEDBACK,
+                positive_button=FeedbackButtonObject(
+                    text="👍", accessibility_label="Goed antwoord", value=f"up:{turn_id}"
+                ),
+                negative_button=FeedbackButtonObject(
+                    text="👎", accessibility_label="Slecht antwoord", value=f"down:{turn_id}"
+                ),
+            )
+        ],
+    ).to_dict()
+
+
+def parse_feedback(value: str) -> tuple[bool, str] | None:
+    """(positive?, turn id) from a feedback button value; None when malformed."""
+    way, _, turn_id = value.partition(":")
+    if way not in ("up", "down") or not turn_id or len(turn_id) > 200:
+        return None
+    return way == "up", turn_id
+
+
+def feedback_thanks(blocks: Blocks) -> Blocks:
+    """The answer after a vote: the buttons become a thank-you."""
+    return replace_block(blocks, ids.BLOCK_FEEDBACK, [context(FEEDBACK_THANKS)])
+
+
+def feedback_modal(*, turn_id: str) -> dict[str, Any]:
+    """After a 👎: what was wrong (optional, short)."""
+    return View(
+        type="modal",
+        callback_id=ids.FEEDBACK_VIEW,
+        private_metadata=json.dumps({"t": turn_id}, separators=(",", ":")),
+        title="Wat was er mis?",
+        submit="Versturen",
+        close="Overslaan",
+        blocks=[
+            InputBlock(
+                block_id=FEEDBACK_INPUT_BLOCK,
+                label="Wat klopte er niet aan het antwoord?",
+                optional=True,
+                element=PlainTextInputElement(
+                    action_id=FEEDBACK_INPUT_ACTION, multiline=True, max_length=1000
+                ),
+            )
+        ],
+    ).to_dict()
 
 
 def proposal_blocks(summary: str, *, proposal_id: str) -> Blocks:

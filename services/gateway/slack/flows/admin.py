@@ -11,6 +11,7 @@ from services.gateway.slack.api import Blocks
 from services.gateway.slack.blocks import admin as ba
 from services.gateway.slack.blocks.home import home_view
 from services.gateway.slack.blocks.kit import escape, notice_blocks, section
+from services.gateway.slack.flows.chat import conversation_key
 from services.gateway.slack.gateway import Reply, SlackGateway
 from shared.errors import BadInputError, BusError, R42Error
 
@@ -36,9 +37,8 @@ async def r42_command(
         if sub in ("", "help", "hulp"):
             await respond(ba.help_blocks(), "R42 help")
         elif sub == "clear":
-            cleared = await client.chat.clear(user_id=user)
-            text_out = f"Je gesprek is gewist ({cleared.removed} berichten). {cleared.greeting}"
-            await respond(notice_blocks(escape(text_out)), text_out)
+            dm = conversation_key(channel) if channel.startswith("D") else None
+            await respond(*ba.clear_prompt(dm))
         elif sub == "ingest":
             client.require_admin(user, "bronnen toevoegen")
             if not trigger_id:

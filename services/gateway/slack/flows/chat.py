@@ -5,16 +5,27 @@ from __future__ import annotations
 import logging
 
 from services.gateway.core import user_message
+from services.gateway.slack.api import Blocks
 from services.gateway.slack.blocks import chat as bc
 from services.gateway.slack.blocks.kit import escape, notice_blocks, strip_mentions
 from services.gateway.slack.gateway import Reply, SlackGateway
 
 log = logging.getLogger(__name__)
 
+WORKING_STATUS = "R42 zoekt in het handboek…"
+QUIZ_NOTICE = (
+    ":pencil: Je quiz loopt nog, dus R42 beantwoordt nu geen vragen. "
+    "Maak de quiz af, of stop hem met `/quiz stop`."
+)
 EMPTY_MENTION_HINT = (
     "Stel me gerust een vraag, bijvoorbeeld: _Hoe declareer ik reiskosten?_ "
     "Typ `/r42 help` voor alles wat ik kan."
 )
+
+
+def conversation_key(channel: str, thread_ts: str | None = None) -> str:
+    """One memory per DM, per channel thread and per assistant thread (never across them)."""
+    return f"slack:{channel}:{thread_ts}" if thread_ts else f"slack:{channel}"
 
 
 async def chat_turn(
@@ -25,41 +36,112 @@ async def chat_turn(
     text: str,
     thread_ts: str | None,
     correlation: str,
+    assistant: bool = False,
 ) -> None:
-    """Answer one DM / mention in its place (the DM, or the mention's thread)."""
+    """Answer one DM / mention in its place; in an assistant thread the status says it works."""
     question = strip_mentions(text)
     if not question:
         await gw.notify(channel, EMPTY_MENTION_HINT, thread_ts=thread_ts)
         return
     if await gw.client.chat.quiz_active(user):
-        log.info("quiz active for %s: R42 stays silent", user)
+        await gw.notify(channel, QUIZ_NOTICE, thread_ts=thread_ts)
         return
     api = gw.api
-    thinking = await api.post(
-        channel, bc.thinking_blocks(), text=bc.THINKING_TEXT, thread_ts=thread_ts
-    )
+    thinking = None
+    if assistant and thread_ts:
+        assistant = await _working(gw, channel, thread_ts)
+    if not assistant:
+        thinking = await api.post(
+            channel, bc.thinking_blocks(), text=bc.THINKING_TEXT, thread_ts=thread_ts
+        )
     try:
         name = await api.user_name(user)
         reply = await gw.client.chat.ask(
-            user_id=user, text=question, user_name=name, correlation_id=correlation
+            user_id=user,
+            text=question,
+            conversation=conversation_key(channel, thread_ts),
+            user_name=name,
+            correlation_id=correlation,
         )
     except Exception as exc:
         text = user_message(exc)
-        await api.update(channel, thinking, notice_blocks(f":warning: {text}"), text=text)
+        await _show(gw, channel, thinking, thread_ts, notice_blocks(f":warning: {text}"), text)
         return
     if reply.refused:
         answer = reply.text or "…"
-        await api.update(channel, thinking, notice_blocks(escape(answer)), text=answer)
+        await _show(gw, channel, thinking, thread_ts, notice_blocks(escape(answer)), answer)
         return
+    try:
+        await gw.client.feedback.record_turn(
+            turn_id=correlation, user_id=user, question=question, reply=reply
+        )
+    except Exception as exc:  # the answer matters more than its feedback record
+        log.warning("turn %s not recorded for feedback: %s", correlation[:40], exc)
     messages = bc.answer_messages(reply, turn_id=correlation)
-    await api.update(channel, thinking, messages[0], text=reply.text[:3000] or "…")
+    await _show(gw, channel, thinking, thread_ts, messages[0], reply.text[:3000] or "…")
     for extra in messages[1:]:  # long answers continue where the answer is (DM or thread)
         await api.post(channel, extra, text="(vervolg)", thread_ts=thread_ts)
 
 
-async def feedback(
-    gw: SlackGateway, *, user: str, turn_id: str, positive: bool, where: str, reply: Reply
+async def _working(gw: SlackGateway, channel: str, thread_ts: str) -> bool:
+    """Set the assistant thread's status; False when Slack refuses (not an assistant thread)."""
+    try:
+        await gw.api.set_status(channel, thread_ts, WORKING_STATUS)
+    except Exception as exc:
+        log.info("no assistant status in %s/%s: %s", channel, thread_ts, exc)
+        return False
+    return True
+
+
+async def _show(
+    gw: SlackGateway,
+    channel: str,
+    thinking: str | None,
+    thread_ts: str | None,
+    blocks: Blocks,
+    text: str,
 ) -> None:
-    """Store 👍 / 👎 and thank the user privately."""
-    await gw.client.feedback.vote(user_id=user, turn_id=turn_id, positive=positive, where=where)
-    await reply.private("Bedankt voor je feedback!")
+    """Replace the working indicator, or post (which also clears an assistant status)."""
+    if thinking:
+        await gw.api.update(channel, thinking, blocks, text=text)
+    else:
+        await gw.api.post(channel, blocks, text=text, thread_ts=thread_ts)
+
+
+async def feedback(
+    gw: SlackGateway,
+    *,
+    user: str,
+    turn_id: str,
+    positive: bool,
+    where: str,
+    blocks: Blocks,
+    reply: Reply,
+) -> None:
+    """Store 👍 / 👎 with its turn; the buttons become a thank-you."""
+    try:
+        await gw.client.feedback.vote(user_id=user, turn_id=turn_id, positive=positive, where=where)
+    except Exception as exc:
+        await reply.private(user_message(exc))
+        return
+    if blocks:
+        await reply.update(bc.feedback_thanks(blocks), bc.FEEDBACK_THANKS)
+    else:
+        await reply.private(bc.FEEDBACK_THANKS)
+
+
+async def feedback_reason(gw: SlackGateway, *, user: str, turn_id: str, comment: str) -> None:
+    """The 'wat was er mis?' modal was sent: keep the reason with the vote."""
+    if comment.strip():
+        await gw.client.feedback.explain(user_id=user, turn_id=turn_id, comment=comment)
+
+
+async def clear_confirmed(gw: SlackGateway, *, user: str, conversation: str, reply: Reply) -> None:
+    """The Wissen button under /r42 clear: wipe that conversation of the clicking user."""
+    try:
+        cleared = await gw.client.chat.clear(user_id=user, conversation=conversation)
+    except Exception as exc:
+        await reply.private(user_message(exc))
+        return
+    text = f"Je gesprek is gewist ({cleared.removed} berichten). {cleared.greeting}"
+    await reply.update(notice_blocks(escape(text)), text)

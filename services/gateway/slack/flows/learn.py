@@ -9,29 +9,18 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from services.gateway.core import user_message
-from services.gateway.core.learning import parse_learn
 from services.gateway.slack.api import Blocks
 from services.gateway.slack.blocks import learn as bl
 from services.gateway.slack.blocks.kit import escape, notice_blocks
 from services.gateway.slack.gateway import SlackGateway
 from shared.bus import ContentReady, ContentType
-from shared.errors import BadInputError, R42Error
+from shared.errors import R42Error
 
 log = logging.getLogger(__name__)
 
 Respond = Callable[[Blocks, str], Awaitable[None]]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 MAX_PNG_BASE64 = 20 * 1024 * 1024
-
-
-async def learn_command(gw: SlackGateway, *, user: str, text: str, respond: Respond) -> None:
-    """/learn [article|slides|infographic]: the content arrives in the user's DM."""
-    try:
-        kind = parse_learn(text)
-    except BadInputError as exc:
-        await respond(notice_blocks(escape(str(exc))), str(exc))
-        return
-    await learn(gw, user=user, kind=kind)
 
 
 async def learn(

@@ -14,6 +14,7 @@ from services.gateway.slack.blocks.kit import context, escape, notice_blocks
 from services.gateway.slack.gateway import SlackGateway
 from shared.bus import QuizReady, QuizScored
 from shared.errors import BadInputError, is_transient
+from shared.store import QuizAttempt
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +71,16 @@ async def answer(
         return
     attempt_id, q_index, choice = parsed
     question = [b for b in message_blocks if b.get("block_id") != ids.BLOCK_QUIZ_ACTIONS][:3]
+    attempt = await gw.client.quiz.attempt(attempt_id)
+    if attempt is None or attempt.user != user:
+        await gw.api.ephemeral(channel, user, "Deze quiz is niet van jou.")
+        return
+    stale = _stale(attempt, q_index)
+    if stale is None and not await gw.deduper.claim(f"quiz:{attempt_id}:{q_index}"):
+        stale = "Je antwoord op deze vraag is al verstuurd — even kijken…"  # a double click
+    if stale is not None:  # never a "Je koos …" that is not the answer that counts
+        await gw.api.update(channel, ts, [*question, context(stale)], text=stale)
+        return
     chosen = f"Je koos {LETTERS[choice]} — even kijken…"
     # Locked before publishing: the verdict may arrive before a later update would land.
     await gw.api.update(channel, ts, [*question, context(chosen)], text=chosen)
@@ -85,6 +96,29 @@ async def answer(
         if message_blocks and is_transient(exc):  # let the user try again
             await gw.api.update(channel, ts, message_blocks, text="Kies een antwoord")
         await gw.api.ephemeral(channel, user, user_message(exc))
+
+
+def _stale(attempt: QuizAttempt, q_index: int) -> str | None:
+    """What a click on an answered question or an ended quiz shows (None: a fresh click)."""
+    stored = attempt.answers.get(q_index)
+    letter = LETTERS[stored.choice] if stored is not None and stored.choice < 8 else None
+    if attempt.status != "active":
+        tail = f" Je koos {letter}." if letter else ""
+        return f"Deze quiz is afgelopen.{tail}"
+    if letter:
+        return f"Je koos {letter}; dat antwoord telt."
+    return None
+
+
+async def stop_quiz(gw: SlackGateway, *, user: str, respond: Respond) -> None:
+    """/quiz stop: abandon the running quiz (answered questions keep their points)."""
+    stopped = await gw.client.quiz.stop(user_id=user)
+    text = (
+        "Je quiz is gestopt. Je punten voor beantwoorde vragen blijven staan."
+        if stopped
+        else "Je hebt geen lopende quiz."
+    )
+    await respond(notice_blocks(text), text)
 
 
 async def on_quiz_scored(gw: SlackGateway, event: QuizScored) -> None:

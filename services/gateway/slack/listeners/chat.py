@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from typing import Any
@@ -9,13 +10,16 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 
 from services.gateway.slack import ids
-from services.gateway.slack.flows import chat, reviews
+from services.gateway.slack.blocks import chat as bc
+from services.gateway.slack.blocks.kit import notice_blocks, strip_mentions
+from services.gateway.slack.flows import chat, reviews, uploads
 from services.gateway.slack.gateway import SlackGateway
 from services.gateway.slack.listeners.interactions import (
     action_value,
     container,
     interaction_reply,
     message_blocks,
+    text_input,
     user_of,
 )
 
@@ -51,32 +55,76 @@ def _register_messages(app: AsyncApp, gw: SlackGateway) -> None:
         bg.spawn(turn(body, event, in_thread=True), name="chat-mention")
 
     @app.event("message")
-    async def on_message(body: dict[str, Any], event: dict[str, Any]) -> None:
-        # Only plain DMs from people: edits, bot posts and file shares have their own paths.
-        if event.get("channel_type") != "im" or event.get("subtype") or event.get("bot_id"):
+    async def on_message(body: dict[str, Any], event: dict[str, Any], context: Any) -> None:
+        # Plain DMs and DMs with a file from people; edits and bot posts are not questions.
+        subtype, kind = event.get("subtype"), event.get("channel_type")
+        if event.get("bot_id") or subtype not in (None, "file_share"):
             return
-        if event.get("files"):
+        if kind == "mpim":  # a group DM: only when R42 is mentioned (deduped with app_mention)
+            if f"<@{context.get('bot_user_id')}>" in str(event.get("text") or ""):
+                bg.spawn(turn(body, event, in_thread=True), name="chat-mpim")
             return
+        if kind != "im":
+            return
+        if subtype == "file_share":
+            bg.spawn(uploads.shared_in_dm(gw, event), name="file-share")
+            if not strip_mentions(str(event.get("text") or "")):
+                return  # a file without a question
         bg.spawn(turn(body, event, in_thread=False), name="chat-dm")
 
 
 def _register_buttons(app: AsyncApp, gw: SlackGateway) -> None:
     bg = gw.background
 
-    @app.action(re.compile(f"^({ids.FEEDBACK_UP}|{ids.FEEDBACK_DOWN})$"))
+    @app.action(ids.FEEDBACK)
     async def feedback(ack: Any, body: dict[str, Any], respond: Any) -> None:
         await ack()
-        action_id, value = action_value(body)
+        vote = bc.parse_feedback(action_value(body)[1])
+        if vote is None:
+            log.warning("malformed feedback value from %s", user_of(body))
+            return
+        positive, turn_id = vote
+        if not positive and body.get("trigger_id"):  # the trigger expires in 3 s: open first
+            modal = bc.feedback_modal(turn_id=turn_id)
+            bg.spawn(gw.api.open_view(str(body["trigger_id"]), modal), name="feedback-modal")
         bg.spawn(
             chat.feedback(
                 gw,
                 user=user_of(body),
-                turn_id=value,
+                turn_id=turn_id,
                 where=container(body)[0],
-                positive=action_id == ids.FEEDBACK_UP,
+                positive=positive,
+                blocks=message_blocks(body),
                 reply=interaction_reply(gw, body, respond),
             ),
             name="feedback",
+        )
+
+    @app.view(ids.FEEDBACK_VIEW)
+    async def feedback_reason(ack: Any, body: dict[str, Any], view: dict[str, Any]) -> None:
+        await ack()
+        try:
+            turn_id = str(json.loads(view.get("private_metadata") or "{}")["t"])
+        except (ValueError, KeyError, TypeError):
+            log.warning("feedback modal without a turn from %s", user_of(body))
+            return
+        comment = text_input(view, bc.FEEDBACK_INPUT_BLOCK, bc.FEEDBACK_INPUT_ACTION)
+        bg.spawn(
+            chat.feedback_reason(gw, user=user_of(body), turn_id=turn_id, comment=comment),
+            name="feedback-reason",
+        )
+
+    @app.action(re.compile(f"^({ids.CLEAR_CONFIRM}|{ids.CLEAR_CANCEL})$"))
+    async def clear(ack: Any, body: dict[str, Any], respond: Any) -> None:
+        await ack()
+        action_id, conversation = action_value(body)
+        reply = interaction_reply(gw, body, respond)
+        if action_id == ids.CLEAR_CANCEL:
+            bg.spawn(reply.update(notice_blocks("Niets gewist."), "Niets gewist."), name="clear")
+            return
+        bg.spawn(
+            chat.clear_confirmed(gw, user=user_of(body), conversation=conversation, reply=reply),
+            name="clear",
         )
 
     @app.action(re.compile(f"^({ids.PROPOSAL_YES}|{ids.PROPOSAL_NO})$"))

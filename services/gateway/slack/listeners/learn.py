@@ -9,6 +9,7 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 
+from services.gateway.core.learning import parse_learn
 from services.gateway.slack import ids
 from services.gateway.slack.blocks import learn as bl
 from services.gateway.slack.flows import learn
@@ -17,10 +18,10 @@ from services.gateway.slack.listeners.interactions import (
     action_value,
     container,
     interaction_reply,
-    respond_fn,
     text_input,
     user_of,
 )
+from shared.errors import BadInputError
 
 log = logging.getLogger(__name__)
 
@@ -36,17 +37,14 @@ def register(app: AsyncApp, gw: SlackGateway) -> None:
 
 def _register_command(app: AsyncApp, gw: SlackGateway) -> None:
     @app.command("/learn")
-    async def learn_command(ack: Any, command: dict[str, Any], respond: Any) -> None:
+    async def learn_command(ack: Any, command: dict[str, Any]) -> None:
+        try:  # checked before the ack, so a typo never gets "Komt eraan"
+            kind = parse_learn(command.get("text", ""))
+        except BadInputError as exc:
+            await ack(text=str(exc))
+            return
         await ack(text=LEARN_ACK)
-        gw.background.spawn(
-            learn.learn_command(
-                gw,
-                user=command["user_id"],
-                text=command.get("text", ""),
-                respond=respond_fn(respond),
-            ),
-            name="learn",
-        )
+        gw.background.spawn(learn.learn(gw, user=command["user_id"], kind=kind), name="learn")
 
 
 def _register_buttons(app: AsyncApp, gw: SlackGateway) -> None:

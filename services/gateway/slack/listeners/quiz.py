@@ -18,6 +18,7 @@ from services.gateway.slack.listeners.interactions import (
 )
 
 QUIZ_ACK = "De quiz komt in je DM."
+QUIZ_USAGE = "Gebruik `/quiz` om de quiz van deze week te starten, `/quiz stop` om te stoppen."
 
 
 def register(app: AsyncApp, gw: SlackGateway) -> None:
@@ -25,7 +26,18 @@ def register(app: AsyncApp, gw: SlackGateway) -> None:
     bg = gw.background
 
     @app.command("/quiz")
-    async def quiz_command(ack: Any, command: dict[str, Any]) -> None:
+    async def quiz_command(ack: Any, command: dict[str, Any], respond: Any) -> None:
+        arg = str(command.get("text") or "").strip().lower()
+        if arg in ("stop", "stoppen"):
+            await ack()
+            bg.spawn(
+                quiz.stop_quiz(gw, user=command["user_id"], respond=respond_fn(respond)),
+                name="quiz-stop",
+            )
+            return
+        if arg:
+            await ack(text=QUIZ_USAGE)
+            return
         await ack(text=QUIZ_ACK)
         bg.spawn(quiz.start_quiz(gw, user=command["user_id"]), name="quiz")
 

@@ -64,6 +64,8 @@ async def test_dm_answer_with_indicator_sources_and_feedback(
         return ChatReply(
             text="Je declareert via **Declaree**.",
             sources=[SourceRef(id="declaraties", label="Declaraties")],
+            model="claude-haiku-4-5",
+            prompt_version="r42-chat-1",
         )
 
     r42_stub.reply = reply
@@ -74,16 +76,56 @@ async def test_dm_answer_with_indicator_sources_and_feedback(
     assert update.args["ts"] == "1700000001.000100"  # …and was replaced by the answer
     text = all_text(update)
     assert "*Declaree*" in text and "Bronnen: Declaraties" in text
-    assert ids.FEEDBACK_UP in text and ids.FEEDBACK_DOWN in text
+    feedback = next(b for b in update.args["blocks"] if b.get("block_id") == ids.BLOCK_FEEDBACK)
+    assert feedback["type"] == "context_actions"
+    element = feedback["elements"][0]
+    assert element["type"] == "feedback_buttons" and element["action_id"] == ids.FEEDBACK
+    down = element["negative_button"]["value"]
     req = r42_stub.chats[0]
     assert (req.user_id, req.text, req.is_admin) == (USER, "Hoe declareer ik?", False)
     assert req.user_name == f"User {USER}"  # from users.info
 
-    await gateway.action(ids.FEEDBACK_DOWN, "cm-1700000000.000500")
-    await fake_slack.wait_for("respond")
+    await gateway.action(
+        ids.FEEDBACK,
+        down,
+        channel=update.args["channel"],
+        message_ts=update.args["ts"],
+        blocks=update.args["blocks"],
+        action_type="feedback_buttons",
+    )
+    modal = (await fake_slack.wait_for("views.open"))[0]
+    assert modal.args["view"]["callback_id"] == ids.FEEDBACK_VIEW and modal.response["ok"]
+    thanks = (await fake_slack.wait_for("chat.update", 2))[1]
+    assert "Bedankt voor je feedback" in all_text(thanks)
+    assert not any(b.get("block_id") == ids.BLOCK_FEEDBACK for b in thanks.args["blocks"])
+    assert "*Declaree*" in all_text(thanks)  # the answer itself stays
     await gateway.settle()
-    stored = await gateway.ctx.store.settings.get(f"feedback:cm-1700000000.000500:{USER}")
-    assert stored["positive"] is False and stored["user"] == USER
+    stored = await gateway.ctx.store.feedback.get("cm-1700000000.000500", USER)
+    assert stored is not None and stored.value == "down" and stored.user == USER
+    assert stored.question == "Hoe declareer ik?" and stored.topic_ids == ["declaraties"]
+    assert stored.answer == "Je declareert via **Declaree**."
+    assert (stored.model, stored.prompt_version) == ("claude-haiku-4-5", "r42-chat-1")
+    meta = modal.args["view"]["private_metadata"]
+    await gateway.view(
+        ids.FEEDBACK_VIEW, {"feedback_reason": {"reason": "Declaree bestaat niet meer"}},
+        private_metadata=meta,
+    )  # fmt: skip
+    await gateway.settle()
+    stored = await gateway.ctx.store.feedback.get("cm-1700000000.000500", USER)
+    assert stored is not None and stored.reason == "Declaree bestaat niet meer"
+    assert stored.value == "down" and stored.question == "Hoe declareer ik?"
+
+
+async def test_a_thumbs_up_opens_no_modal_and_a_forged_value_is_ignored(
+    gateway: Gateway, r42_stub: R42Stub, fake_slack: FakeSlack
+) -> None:
+    await gateway.action(ids.FEEDBACK, "sideways:x", action_type="feedback_buttons")
+    await gateway.action(ids.FEEDBACK, "up:cm-unknown", action_type="feedback_buttons")
+    await fake_slack.wait_for("respond")  # no message blocks to update: thanked privately
+    await gateway.settle()
+    assert not fake_slack.calls_to("views.open")
+    stored = await gateway.ctx.store.feedback.get("cm-unknown", USER)
+    assert stored is not None and stored.value == "up" and stored.question == ""
 
 
 async def test_mention_with_only_whitespace_gets_a_hint(
@@ -104,7 +146,7 @@ async def test_mention_with_only_whitespace_gets_a_hint(
     assert r42_stub.chats == []
 
 
-async def test_r42_is_silent_while_the_users_quiz_is_active(
+async def test_a_question_during_the_quiz_gets_one_short_notice(
     gateway: Gateway, r42_stub: R42Stub, fake_slack: FakeSlack
 ) -> None:
     await gateway.ctx.store.quiz_attempts.start(
@@ -112,8 +154,10 @@ async def test_r42_is_silent_while_the_users_quiz_is_active(
     )
     await gateway.event(dm("wat is het antwoord op vraag 1?"), event_id="EvC3")
     await gateway.settle()
-    assert r42_stub.chats == []
-    assert fake_slack.calls_to("chat.postMessage") == []
+    assert r42_stub.chats == []  # the question never reaches R42
+    (notice,) = fake_slack.calls_to("chat.postMessage")
+    assert "Je quiz loopt nog" in all_text(notice) and "/quiz stop" in all_text(notice)
+    assert THINKING_TEXT not in all_text(notice)
 
 
 async def test_r42_unreachable_says_so(gateway: Gateway, fake_slack: FakeSlack) -> None:
@@ -273,3 +317,28 @@ async def test_secrets_never_reach_the_logs(
     assert "chat.postMessage" in logged or "Sending a request" in logged  # debug logs ran
     assert FAKE_SLACK_BOT_TOKEN not in logged
     assert FAKE_SLACK_SIGNING_SECRET not in logged
+
+
+async def test_group_dm_is_answered_once_when_r42_is_mentioned(
+    gateway: Gateway, r42_stub: R42Stub, fake_slack: FakeSlack
+) -> None:
+    said = {
+        "type": "message",
+        "channel_type": "mpim",
+        "channel": "G0GROUP",
+        "user": USER,
+        "text": "<@UBOT> hoe declareer ik?",
+        "ts": "1700000002.000100",
+        "client_msg_id": "cm-mpim-1",
+    }
+    await gateway.event(said, event_id="EvM1")
+    mention = {k: v for k, v in said.items() if k != "channel_type"}
+    await gateway.event({**mention, "type": "app_mention"}, event_id="EvM2")
+    await gateway.event(
+        {**said, "text": "zonder R42", "ts": "1700000002.000200", "client_msg_id": "cm-mpim-2"},
+        event_id="EvM3",
+    )
+    await fake_slack.wait_for("chat.update")
+    await gateway.settle()
+    assert [c.text for c in r42_stub.chats] == ["hoe declareer ik?"]
+    assert r42_stub.chats[0].conversation == "slack:G0GROUP:1700000002.000100"

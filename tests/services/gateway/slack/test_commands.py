@@ -53,6 +53,10 @@ INFOGRAPHIC = {
 }
 
 
+def buttons(call) -> list[dict]:
+    return [e for b in call.args["blocks"] if b["type"] == "actions" for e in b["elements"]]
+
+
 def text_of(call) -> str:
     return json.dumps(call.args.get("blocks"), ensure_ascii=False) + str(call.args.get("text", ""))
 
@@ -78,10 +82,35 @@ async def test_help_unknown_and_clear(
     await gateway.command("/r42", "frobnicate")
     unknown = (await fake_slack.wait_for("respond", 2))[1]
     assert "Onbekend commando" in text_of(unknown) and "/quiz" in text_of(unknown)
-    await gateway.command("/r42", "clear")
+    await gateway.command("/r42", "clear")  # in a channel: memory is per thread there
+    in_channel = (await fake_slack.wait_for("respond", 3))[2]
+    assert "per thread" in text_of(in_channel) and not r42_stub.clears
+
+
+async def test_clear_asks_first_and_clears_only_that_dm(
+    gateway: Gateway, r42_stub: R42Stub, fake_slack: FakeSlack
+) -> None:
+    await gateway.command("/r42", "clear", channel="D0USER1")
+    prompt = (await fake_slack.wait_for("respond"))[0]
+    assert "wissen" in text_of(prompt).lower() and not r42_stub.clears
+    confirm = next(e for e in buttons(prompt) if e["action_id"] == ids.CLEAR_CONFIRM)
+    cancel = next(e for e in buttons(prompt) if e["action_id"] == ids.CLEAR_CANCEL)
+    await gateway.action(ids.CLEAR_CANCEL, cancel["value"], ephemeral=True)
+    cancelled = (await fake_slack.wait_for("respond", 2))[1]
+    assert "Niets gewist" in text_of(cancelled) and cancelled.args["replace_original"] is True
+    assert not r42_stub.clears
+    await gateway.action(ids.CLEAR_CONFIRM, confirm["value"], ephemeral=True)
     cleared = (await fake_slack.wait_for("respond", 3))[2]
     assert "gewist (4 berichten)" in text_of(cleared)
-    assert [c.user_id for c in r42_stub.clears] == [USER]
+    assert [(c.user_id, c.conversation) for c in r42_stub.clears] == [(USER, "slack:D0USER1")]
+
+
+async def test_a_forged_clear_value_is_refused(
+    gateway: Gateway, r42_stub: R42Stub, fake_slack: FakeSlack
+) -> None:
+    await gateway.action(ids.CLEAR_CONFIRM, "slack:D0OTHER|U0OTHER", ephemeral=True)
+    refused = (await fake_slack.wait_for("respond"))[0]
+    assert "onbekend gesprek" in text_of(refused) and not r42_stub.clears
 
 
 async def test_admin_only_subcommands(gateway: Gateway, fake_slack: FakeSlack) -> None:
@@ -238,9 +267,11 @@ async def test_learn_slides_infographic_and_refine(
     uploaded = next(v for k, v in fake_slack.file_contents.items() if k.startswith("F"))
     assert uploaded == png_bytes()
 
-    await gateway.command("/learn", "onzin")
-    refused = (await fake_slack.wait_for("respond"))[0]
-    assert "onbekend formaat" in text_of(refused)
+    requested = len(fake_slack.calls_to("chat.postMessage"))
+    status, body = await gateway.command("/learn", "onzin")  # refused in the ack itself
+    assert status == 200 and "onbekend formaat" in body and "Komt eraan" not in body
+    await gateway.settle()
+    assert len(fake_slack.calls_to("chat.postMessage")) == requested  # no placeholder posted
 
     # Admins get Refine under the article; the modal's text becomes an rpc.content.refine call.
     await gateway.command("/learn", "", user=ADMIN)
@@ -249,7 +280,7 @@ async def test_learn_slides_infographic_and_refine(
     )[0]
     assert ids.REFINE_OPEN in text_of(article)
     await gateway.action(ids.REFINE_OPEN, "verlof", user=USER)
-    assert "beheerders" in text_of((await fake_slack.wait_for("respond", 2))[1])
+    assert "beheerders" in text_of((await fake_slack.wait_for("respond"))[0])
     await gateway.action(ids.REFINE_OPEN, "verlof", user=ADMIN)
     modal = (await fake_slack.wait_for("views.open"))[0].args["view"]
     await gateway.view(

@@ -11,7 +11,7 @@ from shared.bus import subscribe_event as subscribe
 from shared.runtime.service import ServiceContext
 from shared.store import QuizAttempt
 from tests.fakes.slack_server import FakeSlack
-from tests.services.gateway.conftest import R42Stub
+from tests.services.gateway.conftest import R42Stub, Tap
 from tests.services.gateway.harness import USER, Gateway, start_stub
 
 COUNT = 3
@@ -132,7 +132,7 @@ async def test_quiz_one_question_at_a_time_to_the_final_score(
         f"{ids.QUIZ_ANSWER_PREFIX}{i}" for i in range(4)
     ]
 
-    # R42 stays silent while the quiz runs.
+    # While the quiz runs a question gets one short notice and never reaches R42.
     dm = {
         "type": "message",
         "channel_type": "im",
@@ -143,6 +143,13 @@ async def test_quiz_one_question_at_a_time_to_the_final_score(
         "client_msg_id": "cm-q",
     }
     await gateway.event(dm, event_id="EvQ1")
+    notice = (
+        await fake_slack.wait_for("chat.postMessage", where=lambda c: "quiz stop" in str(c.args))
+    )[0]
+    assert "Je quiz loopt nog" in json.dumps(notice.args["blocks"], ensure_ascii=False)
+
+    def quiz_post(c) -> bool:
+        return "quiz stop" not in str(c.args)
 
     message, ts = first, first.args["ts"]
     for i, pick in enumerate([RIGHT, 0, RIGHT]):
@@ -164,10 +171,17 @@ async def test_quiz_one_question_at_a_time_to_the_final_score(
             )
         )[0]
         shown = json.dumps(verdict.args["blocks"])
+        if i == 0:  # the second click never claimed an answer that does not count
+            claims = [
+                json.dumps(c.args, ensure_ascii=False)
+                for c in fake_slack.calls_to("chat.update")
+                if c.args["ts"] == ts
+            ]
+            assert not any("Je koos A — even kijken" in c for c in claims), claims
         assert ("Goed!" in shown) == (pick == RIGHT)
         assert f"Vraag nummer {i + 1}?" in shown and "antwoord is B" in shown
         assert ids.QUIZ_ANSWER_PREFIX not in shown  # no buttons left on an answered question
-        posts = await fake_slack.wait_for("chat.postMessage", 2 + i)
+        posts = await fake_slack.wait_for("chat.postMessage", 2 + i, where=quiz_post)
         message, ts = posts[-1], posts[-1].response["ts"]
         if i < COUNT - 1:
             assert f"Vraag {i + 2}/3" in json.dumps(message.args["blocks"])
@@ -207,3 +221,34 @@ async def test_quiz_unavailable_is_explained(
     await gateway.command("/quiz")
     update = (await fake_slack.wait_for("chat.update"))[0]
     assert "nog geen vragen" in json.dumps(update.args["blocks"])
+
+
+async def test_quiz_stop_abandons_and_a_stale_click_shows_the_quiz_ended(
+    gateway: Gateway, fake_slack: FakeSlack, r42_stub: R42Stub, tap: Tap
+) -> None:
+    store = gateway.ctx.store
+    await store.quiz_attempts.start(
+        QuizAttempt(id="att-stop", user=USER, week="2026-W48", question_keys=["q1", "q2"])
+    )
+    await gateway.command("/quiz", "stop")
+    stopped = (await fake_slack.wait_for("respond"))[0]
+    assert "gestopt" in json.dumps(stopped.args, ensure_ascii=False)
+    attempt = await store.quiz_attempts.get("att-stop")
+    assert attempt is not None and attempt.status != "active"
+    await gateway.command("/quiz", "stop")
+    again = (await fake_slack.wait_for("respond", 2))[1]
+    assert "geen lopende quiz" in json.dumps(again.args, ensure_ascii=False)
+
+    value = json.dumps({"a": "att-stop", "q": 0, "c": 1}, separators=(",", ":"))
+    question = {"type": "section", "text": {"type": "mrkdwn", "text": "*Vraag 1/2*"}}
+    await gateway.action(f"{ids.QUIZ_ANSWER_PREFIX}1", value, blocks=[question])
+    update = (await fake_slack.wait_for("chat.update"))[0]
+    assert "Deze quiz is afgelopen" in json.dumps(update.args, ensure_ascii=False)
+    assert "even kijken" not in json.dumps(update.args, ensure_ascii=False)
+    await gateway.settle()
+    assert tap.of(QuizAnswered) == []  # nothing sent for an ended quiz
+
+
+async def test_a_bad_quiz_argument_is_refused_in_the_ack(gateway: Gateway) -> None:
+    status, body = await gateway.command("/quiz", "morgen")
+    assert status == 200 and "/quiz stop" in body and "komt in je DM" not in body

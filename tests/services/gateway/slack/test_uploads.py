@@ -9,7 +9,6 @@ import pytest
 
 from services.gateway.slack import ids
 from services.gateway.slack.blocks import admin as ba
-from services.gateway.slack.upload_records import UPLOAD_KEY
 from shared.bus import (
     SourceCancelled,
     SourceCompleted,
@@ -20,9 +19,10 @@ from shared.bus import (
 )
 from shared.bus.extractor_rpc import SYNC_HANDBOOK_SUBJECT as SYNC_SUBJECT
 from shared.bus.extractor_rpc import HandbookSyncReply, HandbookSyncRequest
+from shared.store import UploadMessage
 from tests.fakes.fixtures import FAKE_SLACK_BOT_TOKEN
 from tests.fakes.slack_server import FakeSlack
-from tests.services.gateway.conftest import Tap
+from tests.services.gateway.conftest import R42Stub, Tap
 from tests.services.gateway.harness import ADMIN, USER, Gateway
 
 MARKDOWN = b"# Verlof\n\nVerlof vraag je aan in het HR-portaal.\n\n## Ziekte\n\nMeld je ziek.\n"
@@ -110,8 +110,8 @@ async def test_admin_upload_is_ingested_with_progress(
         ),
         namespace=ns,
     )
-    await gateway.ctx.store.settings.set(
-        UPLOAD_KEY.format(source_id="sentinel"), {"channel": "DSENTINEL", "ts": "1.1", "name": "s"}
+    await gateway.ctx.store.upload_messages.put(
+        UploadMessage(source_id="sentinel", channel="DSENTINEL", ts="1.1", name="s")
     )
     await publish_event(
         broker,
@@ -168,13 +168,59 @@ async def test_bad_uploads_are_refused_with_a_reason(
     assert await gateway.ctx.store.sources.list() == []
 
 
-async def test_non_admin_upload_is_refused(gateway: Gateway, fake_slack: FakeSlack) -> None:
+def file_share(file_id: str, text: str, user: str = USER) -> dict:
+    """A DM with a file, as Slack sends it: message subtype file_share (file_shared follows)."""
+    return {
+        "type": "message",
+        "subtype": "file_share",
+        "text": text,
+        "files": [{"id": file_id, "name": "a.md", "mimetype": "text/markdown", "size": 64}],
+        "upload": False,
+        "user": user,
+        "display_as_bot": False,
+        "ts": f"1700000100.{file_id[-1]}",
+        "client_msg_id": f"cm-file-{file_id}",
+        "channel": f"D{user[1:]}",
+        "channel_type": "im",
+        "event_ts": f"1700000100.{file_id[-1]}",
+    }
+
+
+async def test_non_admin_file_alone_is_explained(gateway: Gateway, fake_slack: FakeSlack) -> None:
     fake_slack.add_file("FN", name="a.md", content=MARKDOWN, mimetype="text/markdown")
-    await gateway.event(shared("FN", user=USER), event_id="EvU4")
+    await gateway.event(file_share("FN", ""), event_id="EvU4")
+    await gateway.event(shared("FN", user=USER), event_id="EvU4b")
     note = (await fake_slack.wait_for("chat.postMessage"))[0]
-    assert "beheerders" in text_of(note)
+    assert "beheerders" in text_of(note) and "vraag" in text_of(note)
     await gateway.settle()
-    assert fake_slack.calls_to("files.info") == []
+    assert (
+        fake_slack.calls_to("files.info") == []
+        and len(fake_slack.calls_to("chat.postMessage")) == 1
+    )
+
+
+async def test_non_admin_question_with_a_file_is_answered(
+    gateway: Gateway, fake_slack: FakeSlack, r42_stub: R42Stub
+) -> None:
+    fake_slack.add_file("FQ", name="a.md", content=MARKDOWN, mimetype="text/markdown")
+    await gateway.event(file_share("FQ", "Klopt dit verlofbeleid nog?"), event_id="EvU5")
+    await gateway.event(shared("FQ", user=USER), event_id="EvU5b")
+    await fake_slack.wait_for("chat.update", where=lambda c: "r42_feedback" in text_of(c))
+    await gateway.settle()
+    assert [c.text for c in r42_stub.chats] == ["Klopt dit verlofbeleid nog?"]
+    assert not any("beheerders" in text_of(c) for c in fake_slack.calls)  # no refusal
+    assert fake_slack.calls_to("files.info") == []  # nothing ingested for a non-admin
+
+
+async def test_admin_file_share_and_file_shared_ingest_once(
+    gateway: Gateway, fake_slack: FakeSlack, r42_stub: R42Stub
+) -> None:
+    fake_slack.add_file("FA", name="a.md", content=MARKDOWN, mimetype="text/markdown")
+    await gateway.event(file_share("FA", "", user=ADMIN), event_id="EvU6")
+    await gateway.event(shared("FA"), event_id="EvU6b")
+    await fake_slack.wait_for("chat.postMessage", where=lambda c: "inlezen" in str(c.args))
+    await gateway.settle()
+    assert len(fake_slack.calls_to("files.info")) == 1 and r42_stub.chats == []
 
 
 async def test_ingest_modal_and_cancel(gateway: Gateway, fake_slack: FakeSlack, tap: Tap) -> None:
