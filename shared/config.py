@@ -120,6 +120,6 @@ class Settings(BaseSettings):
         return models[tier]
 
 
-def build_settings(**overrides: object) -> Settings:
+def build_settings(**overrides: Any) -> Settings:
     """Build settings from the environment (plus explicit overrides) at start-up."""
-    return Settings(**overrides)  # type: ignore[arg-type]
+    return Settings(**overrides)

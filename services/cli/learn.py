@@ -143,10 +143,13 @@ def show_command(
     found, content, generated = _run(store, action)
     kinds = kinds_of(type_)
     if png is not None:
-        picture = part_png(content) or render_infographic_png(part_of(content, "infographic"))
+        infographic = part_of(content, "infographic")
+        if infographic is None:
+            fail(f"no infographic was stored for {found.id!r}; nothing to write to {png}")
+        picture = part_png(content) or render_infographic_png(infographic)
         write_atomically_bytes(png, picture)
     if as_json:
-        doc = {
+        doc: dict[str, Any] = {
             "topic": {"id": found.id, "label": found.label, "custom": found.custom},
             "generated": list(generated),
             **{k: _public_part(part_of(content, k) or {}) for k in kinds},

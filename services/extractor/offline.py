@@ -76,8 +76,8 @@ def derive_graph(markdown: str, *, name: str, known_ids: list[str]) -> dict[str,
             parent = to_kebab_id(title)
         except ValueError:
             parent = None
-    if parent is not None and parent not in {s.id for s in sections}:
-        topics.append(_topic(parent, title, "concept", intro))
+        if parent is not None and parent not in {s.id for s in sections}:
+            topics.append(_topic(parent, title, "concept", intro))
     for section in sections:
         topics.append(_topic(section.id, section.label, section.type, section.description))
         if parent is not None and parent != section.id:

@@ -113,8 +113,9 @@ async def finish_if_done(
     source = await store.sources.get(source_id)
     if source is None or source.chunks_total is None:
         return False
+    total = source.chunks_total
     merged = await store.sources.merged_chunks(source_id)
-    if len([i for i in merged if i < source.chunks_total]) < source.chunks_total:
+    if len([i for i in merged if i < total]) < total:
         return False
     moved = False
     if source.status in RUNNING:
@@ -130,8 +131,8 @@ async def finish_if_done(
             event_id=derived_event_id(SourceCompleted.SUBJECT, source_id),
             actor=ACTOR,
             source_id=source_id,
-            chunks_done=source.chunks_total,
-            chunks_total=source.chunks_total,
+            chunks_done=total,
+            chunks_total=total,
             duration=max((datetime.now(UTC) - started).total_seconds(), 0.0),
             **{name: progress[name] for name in _COUNTS},
         )

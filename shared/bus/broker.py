@@ -31,7 +31,7 @@ def reconnect_delay(
     """Backoff before reconnect attempt `attempt` (0 = first): exponential, capped, jittered."""
     if attempt <= 0:
         return 0.0
-    ceiling = min(cap, base * 2 ** (attempt - 1))
+    ceiling = min(cap, base * 2.0 ** (attempt - 1))
     # Equal jitter: never below half the ceiling, so a flapping server is not hammered.
     return ceiling / 2 + random.uniform(0, ceiling / 2)
 
@@ -67,6 +67,7 @@ def build_broker(
         max_reconnect_attempts=-1,
         reconnect_time_wait=2,
         reconnect_to_server_handler=_pick_server,
+        # FastStream annotates it int; nats-py takes float seconds.
         connect_timeout=connect_timeout,  # type: ignore[arg-type]
         ping_interval=ping_interval,
         max_outstanding_pings=max_outstanding_pings,
@@ -84,7 +85,8 @@ def build_broker(
 def jetstream(broker: NatsBroker) -> JetStreamContext:
     """The JetStream context of a connected broker."""
     try:
-        return broker.config.connection_state.stream
+        stream: JetStreamContext = broker.config.connection_state.stream
+        return stream
     except IncorrectState as exc:
         raise BusError("the broker is not connected to NATS") from exc
 

@@ -27,7 +27,7 @@ import math
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from shared.errors import BadInputError, TransientError
 from shared.llm.limiter_config import LimiterConfig
@@ -35,7 +35,6 @@ from shared.llm.limiter_gcra import Booking, Rate, adjust, book
 from shared.llm.limiting import ModelClass, Permit, model_class
 
 log = logging.getLogger("shared.llm.limiter")
-_T = TypeVar("_T")
 
 Triple = tuple[float, float, float]
 FULL: Triple = (0.0, 0.0, 0.0)  # a TAT in the past means a full bucket
@@ -235,7 +234,7 @@ class BaseLimiter:
             if self.decision_observer is not None:
                 self.decision_observer(time.perf_counter() - started)
 
-    def _spawn(self, coro: Coroutine[Any, Any, _T]) -> asyncio.Task[_T]:
+    def _spawn[T](self, coro: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
         """Run `coro` as a tracked background task (aclose waits for it)."""
         task = asyncio.ensure_future(coro)
         self._background.add(task)

@@ -117,7 +117,8 @@ class KvMirror:
                 self._synced.clear()  # nobody keeps the copy current any more
                 self._values.clear()
             try:
-                await watcher.stop()  # type: ignore[no-untyped-call]  # nats-py leaves it unannotated
+                # nats-py leaves KeyWatcher.stop unannotated.
+                await watcher.stop()  # type: ignore[no-untyped-call]
             except Exception:  # best effort on a closing connection
                 log.debug("rate limiter: stopping the bucket watcher failed", exc_info=True)
 

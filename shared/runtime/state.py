@@ -118,10 +118,14 @@ class RuntimeLock:
         except BlockingIOError:
             os.close(fd)
             running = read_state(self.path.parent)
-            where = f" (pid {running.pid}, started {running.started_at:%Y-%m-%d %H:%M:%S})"
+            where = (
+                f" (pid {running.pid}, started {running.started_at:%Y-%m-%d %H:%M:%S})"
+                if running
+                else ""
+            )
             raise RuntimeBusyError(
                 f"r42 is already running on {self.path.parent.resolve()}"
-                f"{where if running else ''}; stop it first (Ctrl-C in its terminal) "
+                f"{where}; stop it first (Ctrl-C in its terminal) "
                 "or use another --data-dir"
             ) from None
         # The kernel drops the lock when the process dies, so a crash never leaves it stuck.
