@@ -86,7 +86,7 @@ def handbook_message(
 
 
 def graph_message(
-    *, topics: list[tuple[str, str, str, str, bool]], relations: list[tuple[str, str, str]]
+    *, topics: list[tuple[str, str, str, str, bool]], relations: list[tuple[str, ...]]
 ) -> str:
     """The compact graph: `id | label | type | relevance` lines, then `source | type | target`."""
     topic_lines = [

@@ -68,7 +68,7 @@ def lookup_target(question: str, snapshot: KbSnapshot | None, done: set[str]) ->
     words: list[str] = _ID_LIKE_RE.findall(question.lower())
     for word in words:
         if word not in snapshot.topics and word not in done:
-            return word
+            return str(word)
     return None
 
 

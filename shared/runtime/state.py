@@ -39,7 +39,11 @@ class RuntimeState(BaseModel):
     nats_store: str | None = None
     started_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     services: dict[str, int] = Field(default_factory=dict, description="name → live child pid")
+    restarts: dict[str, int] = Field(default_factory=dict, description="name → restarts so far")
+    ready: dict[str, bool] = Field(default_factory=dict, description="name → answered readiness")
     logs_dir: str | None = None
+    nats_auth: bool = Field(default=False, description="The embedded server requires nkey users")
+    users_dir: str | None = None
 
 
 def state_path(data_dir: Path) -> Path:

@@ -221,9 +221,8 @@ async def _tool_input(tool: Tool, context: OfflineRequest, plans: OfflinePlans) 
         if produced is not None:
             return dict(produced)
     texts = context.sentences() + split_sentences(context.system)
-    filled = SchemaFiller(tool.input_schema, texts=texts, rng=context.rng).fill()
-    if not isinstance(filled, dict):
-        raise LLMOutputError(f"the input schema of tool {tool.name!r} is not an object")
+    filler = SchemaFiller(tool.input_schema, texts=texts, rng=context.rng)
+    filled: dict[str, Any] = filler.fill()
     return filled
 
 
