@@ -14,9 +14,11 @@ up: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
 
-# The architecture and type checks (run by `make test` once the tree is clean).
+# The architecture and type checks on their own (`make test` runs them too).
 check: imports types
 
 imports: $(STAMP)

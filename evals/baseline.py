@@ -66,7 +66,8 @@ def baseline_for(doc: dict[str, Any], provider: str) -> dict[str, Any]:
 
 def deltas(run: RunResult, entry: dict[str, Any]) -> dict[str, dict[str, Delta]]:
     """Suite → metric → value and baseline value."""
-    suites = entry.get("suites") if isinstance(entry.get("suites"), dict) else {}
+    stored_suites = entry.get("suites")
+    suites = stored_suites if isinstance(stored_suites, dict) else {}
     out: dict[str, dict[str, Delta]] = {}
     for suite, result in run.suites.items():
         stored = (suites.get(suite) or {}).get("metrics") or {}

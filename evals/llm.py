@@ -6,6 +6,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from evals.models import LlmUsage
 from shared.config import Settings
@@ -56,7 +57,7 @@ class RecordingProvider:
         """A position to read replies from later."""
         return len(self.replies)
 
-    def tool_uses_since(self, mark: int) -> list[dict]:
+    def tool_uses_since(self, mark: int) -> list[dict[str, Any]]:
         """The tool_use blocks of the replies recorded after `mark`, in order."""
         return [
             block
@@ -139,6 +140,6 @@ async def eval_llm(settings: Settings) -> AsyncIterator[EvalLlm]:
         try:
             await base.provider.aclose()
             if limiter is not None and hasattr(limiter, "aclose"):
-                await limiter.aclose()  # type: ignore[attr-defined]
+                await limiter.aclose()
         finally:
             reset_llm()

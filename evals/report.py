@@ -71,7 +71,8 @@ def markdown(run: RunResult, *, baseline: dict[str, Any]) -> str:
         if base_id
         else f"none stored for provider {run.provider}"
     )
-    base_suites = baseline.get("suites") if isinstance(baseline.get("suites"), dict) else {}
+    stored_suites = baseline.get("suites")
+    base_suites = stored_suites if isinstance(stored_suites, dict) else {}
     lines = [
         f"# Eval run {run.run_id}",
         "",

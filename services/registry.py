@@ -93,7 +93,7 @@ def resolve_console(path: str | None = None) -> ConsoleRun | None:
         module = importlib.import_module(module_name)
     except Exception as exc:
         raise ConfigError(f"console {module_name} failed to load: {exc!r}") from exc
-    run = getattr(module, attr or "run", None)
+    run: Callable[..., Coroutine[Any, Any, None]] | None = getattr(module, attr or "run", None)
     if run is None:
         return None
     if not inspect.iscoroutinefunction(run):

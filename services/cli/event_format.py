@@ -50,7 +50,7 @@ def is_consumer_delivery(reply: str | None) -> bool:
     """A JetStream consumer receiving a stored message (a copy, not a new event)."""
     # Deliveries keep the original subject but carry the consumer's ack subject as reply;
     # a `>` tail sees them because it also matches the consumer's inbox.
-    return bool(reply) and reply.startswith("$JS.ACK.")
+    return reply is not None and reply.startswith("$JS.ACK.")
 
 
 def is_secret_key(key: str) -> bool:

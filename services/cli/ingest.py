@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import getpass
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
@@ -69,10 +69,10 @@ def load_settings() -> Settings:
         fail(f"invalid settings: {describe_validation(exc)}", code=2)
 
 
-def run[T](main: Callable[[], Awaitable[T]]) -> T:
+def run[T](main: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """Run a coroutine; R42 errors become a clean message and exit code 1."""
     try:
-        return asyncio.run(main())  # type: ignore[arg-type]
+        return asyncio.run(main())
     except R42Error as exc:
         fail(str(exc))
 

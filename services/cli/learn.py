@@ -149,7 +149,7 @@ def show_command(
         picture = part_png(content) or render_infographic_png(infographic)
         write_atomically_bytes(png, picture)
     if as_json:
-        doc = {
+        doc: dict[str, Any] = {
             "topic": {"id": found.id, "label": found.label, "custom": found.custom},
             "generated": list(generated),
             **{k: _public_part(part_of(content, k) or {}) for k in kinds},

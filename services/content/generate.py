@@ -24,9 +24,9 @@ from services.content.render import render_infographic_png
 from services.content.topics import LearningTopic
 from shared.errors import BadInputError
 from shared.llm import LLMValidationError, call_llm
-from shared.store import Content, utcnow
+from shared.store import Content, ContentKind, utcnow
 
-KINDS: tuple[str, ...] = ("article", "slides", "infographic")
+KINDS: tuple[ContentKind, ...] = ("article", "slides", "infographic")
 CONTENT_TYPES: tuple[str, ...] = (*KINDS, "all")
 MODEL_FOR_KIND: dict[str, type[BaseModel]] = {
     "article": Article,
@@ -47,13 +47,16 @@ class Outcome:
     offline: bool = False
 
 
-def kinds_of(content_type: str) -> tuple[str, ...]:
+def kinds_of(content_type: str) -> tuple[ContentKind, ...]:
     """The parts a content type stands for ("all" → all three)."""
-    if content_type not in CONTENT_TYPES:
-        raise BadInputError(
-            f"unknown content type {content_type!r}; expected one of {', '.join(CONTENT_TYPES)}"
-        )
-    return KINDS if content_type == "all" else (content_type,)
+    if content_type == "all":
+        return KINDS
+    for kind in KINDS:
+        if kind == content_type:
+            return (kind,)
+    raise BadInputError(
+        f"unknown content type {content_type!r}; expected one of {', '.join(CONTENT_TYPES)}"
+    )
 
 
 def part_of(content: Content | None, kind: str) -> dict[str, Any] | None:
@@ -171,7 +174,7 @@ async def ensure_content(
     ]
     if not todo:
         return Outcome(topic=topic, content=current, generated=())
-    made: dict[str, tuple[BaseModel, bool, str]] = {}
+    made: dict[ContentKind, tuple[BaseModel, bool, str]] = {}
     if len(todo) == len(KINDS):
         bundle, offline, llm_model = await _generate(topic, "all")
         assert isinstance(bundle, LearningBundle)
@@ -188,7 +191,7 @@ async def ensure_content(
     content = current
     for kind, value in values.items():
         content = await store.content.set_part(
-            topic.id, kind, value,  # type: ignore[arg-type]
+            topic.id, kind, value,
             prompt_version=PROMPT_VERSION, topic_fingerprint=topic.fingerprint,
         )  # fmt: skip
     offline_any = any(offline for _, offline, _ in made.values())

@@ -21,7 +21,9 @@ MAX_TAGLINE_WORDS = 15
 MIN_STATS = 3
 MIN_STEPS = 3
 
-PALETTE: dict[str, dict[str, str]] = {
+Theme = Literal["ocean", "forest", "sunset", "grape", "graphite"]
+
+PALETTE: dict[Theme, dict[str, str]] = {
     "ocean": {"bg": "#F2F7FB", "ink": "#0B2540", "accent": "#1565C0", "card": "#FFFFFF",
               "muted": "#4A6380"},
     "forest": {"bg": "#F3F8F2", "ink": "#1B3022", "accent": "#2E7D32", "card": "#FFFFFF",
@@ -34,7 +36,6 @@ PALETTE: dict[str, dict[str, str]] = {
                  "muted": "#57606A"},
 }  # fmt: skip
 """The fixed colour themes an infographic may use (hex RGB)."""
-Theme = Literal["ocean", "forest", "sunset", "grape", "graphite"]
 
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4000)]
 Short = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=160)]

@@ -150,7 +150,7 @@ def infographic(topic: dict[str, str]) -> Infographic:
             Step(number=3, text="Pas deze week één ding toe."),
         ],
         quote=_clip(_facts(topic)[0], 300),
-        theme=themes[pick],  # type: ignore[arg-type]
+        theme=themes[pick],
     )
 
 

@@ -110,8 +110,8 @@ async def regenerate(
     else:
         for topic_id in topic_ids:
             content = await store.content.get(topic_id)
-            kinds = [k for k in KINDS if part_of(content, k) is not None]
-            targets[topic_id] = kinds or list(KINDS)
+            present: list[str] = [k for k in KINDS if part_of(content, k) is not None]
+            targets[topic_id] = present or [*KINDS]
     results = []
     for topic_id, kinds in targets.items():
         topic = await get_topic(store, topic_id)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -67,10 +68,10 @@ class ExtractorSettings(BaseSettings):
         )  # fmt: skip
 
 
-def build_extractor_settings(**overrides: object) -> ExtractorSettings:
+def build_extractor_settings(**overrides: Any) -> ExtractorSettings:
     """Build the extractor settings from the environment; ConfigError when invalid."""
     try:
-        settings = ExtractorSettings(**overrides)  # type: ignore[arg-type]
+        settings = ExtractorSettings(**overrides)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors(include_input=False)

@@ -65,7 +65,8 @@ def lookup_target(question: str, snapshot: KbSnapshot | None, done: set[str]) ->
     for hit in snapshot.index.search(question, k=10):
         if hit.verbatim and hit.topic_id not in done:
             return hit.topic_id
-    for word in _ID_LIKE_RE.findall(question.lower()):
+    words: list[str] = _ID_LIKE_RE.findall(question.lower())
+    for word in words:
         if word not in snapshot.topics and word not in done:
             return str(word)
     return None

@@ -82,6 +82,7 @@ def build_broker(
         max_reconnect_attempts=-1,
         reconnect_time_wait=2,
         reconnect_to_server_handler=_pick_server,
+        # FastStream annotates it int; nats-py takes float seconds.
         connect_timeout=connect_timeout,  # type: ignore[arg-type]
         ping_interval=ping_interval,
         max_outstanding_pings=max_outstanding_pings,

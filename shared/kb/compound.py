@@ -107,7 +107,7 @@ class CompoundIndex:
         gram_keys, gram_terms, prefix_keys, prefix_terms = [], [], [], []
         for length in sorted(by_length):  # ascending, so postings list shorter terms first
             numbers = np.asarray(by_length[length], dtype=np.int32)
-            codes = _term_grams([terms[n] for n in numbers], length)
+            codes = _term_grams([terms[n] for n in by_length[length]], length)
             gram_keys.append(codes.ravel())
             gram_terms.append(np.repeat(numbers, codes.shape[1]))
             prefix_keys.append(codes[:, 0])

@@ -104,14 +104,19 @@ def _clean_topic(raw: Any) -> DeltaTopic | None:
         return None
 
 
-def _raw_relation(raw: Any) -> tuple[str, str, str, str] | None:
+def _raw_relation(raw: Any) -> tuple[str, str, RelationType, str] | None:
     if isinstance(raw, BaseModel):
         raw = raw.model_dump()
     if not isinstance(raw, Mapping):
         return None
     source, target, kind = raw.get("source"), raw.get("target"), raw.get("type")
     description = raw.get("description") or ""
-    if not all(isinstance(v, str) for v in (source, target, kind, description)):
+    if not (
+        isinstance(source, str)
+        and isinstance(target, str)
+        and isinstance(kind, str)
+        and isinstance(description, str)
+    ):
         return None
     normal = normalise_relation(source.strip().lower(), target.strip().lower(), kind)
     if normal is None:

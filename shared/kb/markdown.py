@@ -76,7 +76,7 @@ def topics_from_markdown(text: str, *, source: str) -> list[KbTopic]:
             current, expect_type_for = None, None  # a new document title ends the section
             continue
         override = _TYPE_COMMENT_RE.match(line) if expect_type_for else None
-        if override and override.group(1).lower() in TOPIC_TYPES:
+        if expect_type_for and override and override.group(1).lower() in TOPIC_TYPES:
             label, _, body = sections[expect_type_for]
             sections[expect_type_for] = (label, override.group(1).lower(), body)
             continue

@@ -89,14 +89,15 @@ def _merged(base: KbTopic | None, item: Mapping[str, Any], topic_id: str) -> KbT
     relevance = relevance if relevance in RELEVANCE_LEVELS else None
     if base is None:
         return KbTopic(topic_id, label.strip(), kind, description.strip(), relevance or "standard")
-    keep_relevance = base.relevance_locked or relevance is None
     return KbTopic(
         id=base.id,
         label=label.strip(),
         type=kind,
         # An extraction that found nothing to say must not erase what an earlier one said.
         description=description.strip() or base.description,
-        learning_relevance=base.learning_relevance if keep_relevance else relevance,
+        learning_relevance=(
+            base.learning_relevance if base.relevance_locked or relevance is None else relevance
+        ),
         relevance_locked=base.relevance_locked,
         source=base.source,
     )
@@ -147,8 +148,8 @@ def plan_merge(
             known.add(normal)
     relations: dict[tuple[str, str, str], KbRelation] = {}
     relations_dropped = 0
-    for item in new_relations:
-        source, target, kind = _get(item, "source"), _get(item, "target"), _get(item, "type")
+    for rel in new_relations:
+        source, target, kind = _get(rel, "source"), _get(rel, "target"), _get(rel, "type")
         normal = None
         if isinstance(source, str) and isinstance(target, str):
             source, target = aliases.get(source, source), aliases.get(target, target)
@@ -161,7 +162,7 @@ def plan_merge(
             continue
         if normal in known or normal in relations:
             continue
-        description = _get(item, "description")
+        description = _get(rel, "description")
         note = description.strip() if isinstance(description, str) else ""
         relations[normal] = KbRelation(*normal, note)
     return MergePlan(

@@ -7,7 +7,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, TypeGuard, runtime_checkable
 
 from shared.errors import BadInputError
 
@@ -19,7 +19,7 @@ TOPIC_TYPES: tuple[str, ...] = ("concept", "role", "process")
 RELATION_TYPES: tuple[str, ...] = ("related_to", "depends_on", "part_of", "executed_by")
 RELEVANCE_LEVELS: tuple[str, ...] = ("core", "standard", "peripheral", "exclude")
 # `executes` came from older extraction prompts: "A executes B" is "B executed_by A".
-LEGACY_RELATION_TYPES: dict[str, str] = {"executes": "executed_by"}
+LEGACY_RELATION_TYPES: dict[str, RelationType] = {"executes": "executed_by"}
 
 KEBAB_ID_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 MAX_ID_CHARS = 120
@@ -127,11 +127,16 @@ def kb_hash(topic_ids: Iterable[str]) -> str:
     return hashlib.sha256(joined.encode("utf-8")).hexdigest()[:8]
 
 
-def normalise_relation(source: str, target: str, type: str) -> tuple[str, str, str] | None:
+def is_relation_type(name: str) -> TypeGuard[RelationType]:
+    """Whether a name is one of the relation types of the vocabulary."""
+    return name in RELATION_TYPES
+
+
+def normalise_relation(source: str, target: str, type: str) -> tuple[str, str, RelationType] | None:
     """Map a relation onto the vocabulary: `executes` flips to `executed_by`; unknown → None."""
     kind = type.strip().lower() if isinstance(type, str) else ""
     if kind in LEGACY_RELATION_TYPES:
         return target, source, LEGACY_RELATION_TYPES[kind]
-    if kind in RELATION_TYPES:
+    if is_relation_type(kind):
         return source, target, kind
     return None

@@ -86,7 +86,7 @@ def chunk_spans(
     hard_splits = 0
     start, covered = 0, 0  # covered: where the text not yet in any chunk begins
     while True:
-        start = _NON_SPACE_RE.search(text, start).start()  # type: ignore[union-attr]
+        start = _visible_from(text, start)
         limit = start + max_chars
         if limit >= len(text):
             spans.append((start, len(text)))
@@ -104,7 +104,7 @@ def chunk_spans(
             end = _last_in(words, max(low, limit - max_chars // 5), limit) or limit
         spans.append((start, start + len(text[start:end].rstrip())))
         # A hard cut can land in whitespace: new text starts at the next visible character.
-        covered = _NON_SPACE_RE.search(text, end).start()  # type: ignore[union-attr]
+        covered = _visible_from(text, end)
         # Overlap: the longest trailing run of whole sentences (else words) ≤ overlap_chars,
         # strictly after this chunk's start (no chunk repeats whole) and close enough for
         # the next window to reach past `covered`.
@@ -118,6 +118,14 @@ def chunk_spans(
             max_chars,
         )
     return [(lead + start, lead + end) for start, end in spans]
+
+
+def _visible_from(text: str, pos: int) -> int:
+    """The first non-space offset at or after pos; the stripped text always has one."""
+    found = _NON_SPACE_RE.search(text, pos)
+    if found is None:
+        raise AssertionError(f"no visible character at or after offset {pos} of the text")
+    return found.start()
 
 
 def build_known_ids_hint(ids: Iterable[str] | None) -> str:

@@ -70,7 +70,9 @@ async def call_llm(
         chosen_limiter = None
     started = time.perf_counter()
     try:
-        reply = await runtime.retry.retrying()(_attempt, runtime, call, chosen_limiter)
+        reply: ProviderReply = await runtime.retry.retrying()(
+            _attempt, runtime, call, chosen_limiter
+        )
         call.reply = reply  # kept for the telemetry record even if interpreting it fails
         result = _interpret(runtime, call, reply, (time.perf_counter() - started) * 1000.0)
     except BaseException as exc:
@@ -176,6 +178,8 @@ def _tool_use(call: PreparedCall, block: dict[str, Any]) -> ToolUse:
         raise LLMValidationError(f"the model called unknown tool {name!r}")
     raw_input = block.get("input")
     parsed = validate_output(tool.model, raw_input, what=f"input of tool {tool.name!r}")
+    if not isinstance(raw_input, dict):
+        raise LLMValidationError(f"the input of tool {tool.name!r} is not a JSON object")
     return ToolUse(id=str(block.get("id", "")), name=tool.name, input=raw_input, parsed=parsed)
 
 

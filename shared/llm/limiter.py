@@ -12,7 +12,8 @@ from shared.errors import BadInputError
 from shared.llm.limiter_base import LimiterContentionError, LimiterStats, LocalLimiter
 from shared.llm.limiter_config import Budget, ClassLimits, LimiterConfig, tier1_limits
 from shared.llm.limiter_gcra import Booking, Rate, Step, book, gcra_adjust, gcra_step
-from shared.llm.limiter_nats import DEFAULT_BUCKET, NatsKvLimiter
+from shared.llm.limiter_kv import DEFAULT_BUCKET
+from shared.llm.limiter_nats import NatsKvLimiter
 from shared.llm.limiting import Limiter
 
 __all__ = [

@@ -25,7 +25,7 @@ import asyncio
 import logging
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -234,9 +234,9 @@ class BaseLimiter:
             if self.decision_observer is not None:
                 self.decision_observer(time.perf_counter() - started)
 
-    def _spawn(self, coro: object) -> asyncio.Task[Any]:
+    def _spawn[T](self, coro: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
         """Run `coro` as a tracked background task (aclose waits for it)."""
-        task = asyncio.ensure_future(coro)  # type: ignore[arg-type]
+        task = asyncio.ensure_future(coro)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
         return task

@@ -93,7 +93,7 @@ class LimiterConfig(BaseModel):
     def _fill_missing_classes(cls, data: object) -> object:
         # A partial `classes` mapping overrides only the classes it names.
         if isinstance(data, dict) and isinstance(data.get("classes"), dict):
-            merged: dict[str, object] = dict(_default_classes())
+            merged: dict[str, object] = {cls: limits for cls, limits in _default_classes().items()}
             merged.update(data["classes"])
             data = {**data, "classes": merged}
         return data

@@ -14,11 +14,10 @@ from collections.abc import Callable
 
 from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 
-from shared.llm.limiting import ModelClass
+from shared.llm.limiting import ModelClass, is_model_class
 
 log = logging.getLogger("shared.llm.limiter")
 
-MODEL_CLASSES: frozenset[str] = frozenset({"haiku", "sonnet", "opus", "other"})
 
 Known = tuple[bytes | None, int | None]  # (value, revision); (None, None) = key absent
 
@@ -84,8 +83,8 @@ class KvMirror:
         self._values[key] = (value, revision)
         self._changed.set()
         self._changed = asyncio.Event()
-        if key.startswith("gcra.") and (cls := key.removeprefix("gcra.")) in MODEL_CLASSES:
-            self._on_state_change(cls)  # type: ignore[arg-type]
+        if key.startswith("gcra.") and is_model_class(cls := key.removeprefix("gcra.")):
+            self._on_state_change(cls)
 
     async def newer(self, key: str, than: int | None, *, within_s: float) -> Known | None:
         """The mirrored value once its revision is past `than`, or None after `within_s`."""
@@ -118,7 +117,8 @@ class KvMirror:
                 self._synced.clear()  # nobody keeps the copy current any more
                 self._values.clear()
             try:
-                await watcher.stop()
+                # nats-py leaves KeyWatcher.stop unannotated.
+                await watcher.stop()  # type: ignore[no-untyped-call]
             except Exception:  # best effort on a closing connection
                 log.debug("rate limiter: stopping the bucket watcher failed", exc_info=True)
 
@@ -127,5 +127,5 @@ class KvMirror:
             until = float(raw or b"")
         except ValueError:
             return
-        if cls in MODEL_CLASSES and math.isfinite(until):
-            self._on_pause(cls, until)  # type: ignore[arg-type]
+        if is_model_class(cls) and math.isfinite(until):
+            self._on_pause(cls, until)

@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, TypeGuard, get_args, runtime_checkable
 
 ModelClass = Literal["haiku", "sonnet", "opus", "other"]
+MODEL_CLASSES: frozenset[str] = frozenset(get_args(ModelClass))
+
+
+def is_model_class(name: str) -> TypeGuard[ModelClass]:
+    """Whether a name (e.g. from a KV key) is one of the model classes."""
+    return name in MODEL_CLASSES
 
 
 def model_class(model: str) -> ModelClass:
@@ -13,7 +19,7 @@ def model_class(model: str) -> ModelClass:
     lowered = model.lower()
     for name in ("haiku", "sonnet", "opus"):
         if name in lowered:
-            return name  # type: ignore[return-value]
+            return name
     return "other"
 
 

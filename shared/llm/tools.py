@@ -65,7 +65,9 @@ class ToolUse:
     input: dict[str, Any]
     parsed: BaseModel
 
-    def result(self, content: str | list[dict[str, Any]], *, is_error: bool = False) -> dict:
+    def result(
+        self, content: str | list[dict[str, Any]], *, is_error: bool = False
+    ) -> dict[str, Any]:
         """A `tool_result` block answering this call, for the next user turn."""
         block: dict[str, Any] = {"type": "tool_result", "tool_use_id": self.id, "content": content}
         if is_error:

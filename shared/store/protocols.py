@@ -355,7 +355,7 @@ class SettingsRepository(Protocol):
     async def set(self, key: str, value: Any) -> None:
         """Store a JSON-serialisable value."""
 
-    async def update(self, key: str, fn: Callable[[Any], Any], *, default: Any = None) -> Any:
+    async def update[T](self, key: str, fn: Callable[[Any], T], *, default: Any = None) -> T:
         """Atomic read-modify-write: store fn(current or default) and return it."""
 
     async def delete(self, key: str) -> bool:
