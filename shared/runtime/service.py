@@ -1,6 +1,6 @@
 """The host every service runs in: settings, bus, store, LLM runtime, then its handlers.
 
-One convention for every backend service (extractor, content, quiz, r42, telemetry):
+One convention for every service (gateway, extractor, content, quiz, r42, telemetry):
 
 - `services/<name>/app.py` defines `build(ctx: ServiceContext) -> ServiceSpec`. It reads the
   typed context the host made (settings, broker, store, limiter, telemetry sink), builds the
@@ -15,7 +15,6 @@ One convention for every backend service (extractor, content, quiz, r42, telemet
 
 `python -m services.<name>` calls `service_main(name, build=build)`. Tests start the same
 service in-process with `start_service(name, build=build, settings=..., namespace=...)`.
-The `register` / `on_started` hooks remain only for the gateway until it adopts `build`.
 """
 
 from __future__ import annotations
@@ -118,8 +117,6 @@ class ServiceContext:
     llm: LLMRuntime | None = None
     spec: ServiceSpec[Any] | None = None
     closers: list[Closer] = field(default_factory=list)
-    # Legacy register/on_started hooks (the gateway) keep their objects here.
-    extras: dict[str, Any] = field(default_factory=dict)
 
     async def publish(self, event: Event) -> None:
         """Publish an event in this service's bus namespace (JetStream ack awaited)."""
@@ -129,7 +126,6 @@ class ServiceContext:
 
 
 Build = Callable[[ServiceContext], ServiceSpec[Any]]
-Register = Callable[[ServiceContext], Awaitable[None]]
 
 
 def resolve_nats_url(settings: Settings) -> str:
@@ -228,9 +224,7 @@ def _subscribe(ctx: ServiceContext, spec: ServiceSpec[Any]) -> None:
 async def start_service(
     name: str,
     *,
-    build: Build | None = None,
-    register: Register | None = None,
-    on_started: Register | None = None,
+    build: Build,
     settings: Settings | None = None,
     namespace: str = "",
 ) -> ServiceContext:
@@ -240,19 +234,14 @@ async def start_service(
     plans and telemetry sink) belongs to the tasks started here, so services sharing a
     process never answer with each other's plans.
     """
-    if (build is None) == (register is None):
-        raise ConfigError("start_service needs either build or register")
-    starting = _start(name, build=build, register=register, on_started=on_started,
-                      settings=settings or build_settings(), namespace=namespace)  # fmt: skip
+    starting = _start(name, build=build, settings=settings or build_settings(), namespace=namespace)
     return await asyncio.create_task(starting, context=contextvars.copy_context())
 
 
 async def _start(
     name: str,
     *,
-    build: Build | None,
-    register: Register | None,
-    on_started: Register | None,
+    build: Build,
     settings: Settings,
     namespace: str,
 ) -> ServiceContext:
@@ -274,21 +263,15 @@ async def _start(
             name=name, settings=settings, broker=broker, store=store, nats_url=url,
             telemetry=sink, namespace=namespace, limiter=limiter,
         )  # fmt: skip
-        ctx.spec = build(ctx) if build is not None else None
+        spec = ctx.spec = build(ctx)
         ctx.llm = configure_llm(
-            settings, sink=sink, limiter=limiter, offline_plans=_offline_plans(settings, ctx.spec)
+            settings, sink=sink, limiter=limiter, offline_plans=_offline_plans(settings, spec)
         )
         use_runtime(ctx.llm)
-        if ctx.spec is not None:
-            ctx.closers.extend(ctx.spec.closers)
-            _subscribe(ctx, ctx.spec)
-        elif register is not None:
-            await register(ctx)
+        ctx.closers.extend(spec.closers)
+        _subscribe(ctx, spec)
         await start_broker(broker, namespace=namespace)
-        if ctx.spec is not None:
-            await _serve(ctx, ctx.spec)
-        elif on_started is not None:
-            await on_started(ctx)
+        await _serve(ctx, spec)
     except BaseException:
         if ctx is not None:
             await stop_service(ctx)
@@ -324,9 +307,7 @@ async def stop_service(ctx: ServiceContext) -> None:
 async def serve_until_stopped(
     name: str,
     *,
-    build: Build | None = None,
-    register: Register | None = None,
-    on_started: Register | None = None,
+    build: Build,
     settings: Settings | None = None,
     namespace: str = "",
 ) -> None:
@@ -335,10 +316,7 @@ async def serve_until_stopped(
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    ctx = await start_service(
-        name, build=build, register=register, on_started=on_started, settings=settings,
-        namespace=namespace,
-    )  # fmt: skip
+    ctx = await start_service(name, build=build, settings=settings, namespace=namespace)
     try:
         await stop.wait()
     finally:
@@ -349,9 +327,7 @@ async def serve_until_stopped(
 def service_main(
     name: str,
     *,
-    build: Build | None = None,
-    register: Register | None = None,
-    on_started: Register | None = None,
+    build: Build,
     namespace: str = "",
 ) -> None:
     """Entry point of `python -m services.<name>`: logging, then serve until stopped."""
@@ -367,10 +343,7 @@ def service_main(
         format=f"%(asctime)s %(levelname)s [{name}] %(name)s: %(message)s",
     )
     try:
-        serving = serve_until_stopped(
-            name, build=build, register=register, on_started=on_started,
-            settings=settings, namespace=namespace,
-        )  # fmt: skip
+        serving = serve_until_stopped(name, build=build, settings=settings, namespace=namespace)
         asyncio.run(serving)
     except R42Error as exc:
         # A clear one-line reason for the supervisor's log instead of a traceback.
