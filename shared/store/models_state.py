@@ -1,9 +1,9 @@
-"""Models of the service state that has its own collections: proposals, feedback, uploads,
-idempotency keys, custom topics, flags, locks and extraction progress."""
+"""Models of the service state that has its own collections: proposals, chat turns, feedback,
+uploads, idempotency keys, custom topics, flags, locks and extraction progress."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -15,6 +15,9 @@ from shared.store.models import LearningRelevance, TopicType
 ProposalStatus = Literal["open", "applied", "pending_review", "declined"]
 DecidedStatus = Literal["applied", "pending_review", "declined"]
 FeedbackValue = Literal["up", "down"]
+
+# How long an answer stays votable: its turn is forgotten after this.
+TURN_RETENTION = timedelta(days=30)
 
 PROPOSAL_STATUSES: tuple[str, ...] = ("open", "applied", "pending_review", "declined")
 DECIDED_STATUSES: tuple[str, ...] = ("applied", "pending_review", "declined")
@@ -48,6 +51,28 @@ class ChatProposal(_Model):
     # Set by each decision, so only the decision that won can reopen the proposal.
     decision_token: str | None = None
     created_at: UtcDatetime | None = None
+
+
+class ChatTurn(_Model):
+    """What one answer was made of (question, retrieved topics, answer, model, prompt version)."""
+
+    turn_id: NonEmpty = Field(max_length=200)
+    user: NonEmpty
+    question: str = ""
+    topic_ids: list[TopicId] = Field(default_factory=list)
+    answer: str = ""
+    model: str | None = None
+    prompt_version: str | None = None
+    created_at: UtcDatetime | None = None
+    expires_at: UtcDatetime | None = None
+
+    def dated(self, now: datetime) -> ChatTurn:
+        """This turn with created_at (default now) and expires_at (TURN_RETENTION later)."""
+        created = self.created_at or now
+        expires = self.expires_at or created + TURN_RETENTION
+        return self.model_validate(
+            {**self.model_dump(), "created_at": created, "expires_at": expires}
+        )
 
 
 class FeedbackVote(_Model):
