@@ -1,4 +1,4 @@
-FROM python:3.11-slim
+FROM python:3.12-slim
 WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY shared shared

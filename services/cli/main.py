@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import sys
 
 import typer
 
@@ -22,8 +23,12 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 
 
-def build_app() -> typer.Typer:
-    """Build the typer application with every command group registered."""
+def build_app(argv: list[str] | None = None) -> typer.Typer:
+    """Build the typer application with every command group registered.
+
+    `r42 up` gets only its own command: it is the long-running supervisor of the stack,
+    and the other groups pull in the knowledge base, image and eval libraries (~30 MB RSS).
+    """
     app = typer.Typer(
         name="r42",
         help="R42: the learning platform that answers from the company knowledge graph.",
@@ -43,11 +48,12 @@ def build_app() -> typer.Typer:
 
         typer.echo(f"r42 {dist_version('r42')}")
 
-    for name in COMMAND_MODULES:
+    modules = ("services.cli.up",) if argv and argv[0] == "up" else COMMAND_MODULES
+    for name in modules:
         importlib.import_module(name).register(app)
     return app
 
 
 def main() -> None:
     """Run the CLI."""
-    build_app()()
+    build_app(sys.argv[1:])()

@@ -38,6 +38,7 @@ from shared.errors import (
     TransientError,
     is_transient,
 )
+from shared.obs.rpc import observe_rpc_client, observe_rpc_server
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +106,9 @@ class RpcServer[Req: BaseModel]:
 
     async def _answer(self, msg: Msg) -> None:
         try:
-            body, headers = await self._reply_for(msg.data)
+            with observe_rpc_server(self.subject, msg.headers) as seen:
+                body, headers = await self._reply_for(msg.data)
+                seen.outcome = (headers or {}).get(ERROR_HEADER, "ok")
             if msg.reply and self._nc is not None:
                 await self._nc.publish(msg.reply, body, headers=headers)
         except Exception:  # a failed reply times out at the caller; this task must not crash
@@ -193,11 +196,14 @@ async def request[Resp: BaseModel](
         )
     nc = _connection(broker, f"request {subject}")
     try:
-        reply = await nc.request(
-            ns_subject(subject, namespace),
-            payload.model_dump_json().encode(),
-            timeout=timeout,
-        )
+        with observe_rpc_client(subject) as seen:
+            reply = await nc.request(
+                ns_subject(subject, namespace),
+                payload.model_dump_json().encode(),
+                timeout=timeout,
+                headers=seen.headers,  # trace context, only when tracing is on
+            )
+            seen.outcome = (reply.headers or {}).get(ERROR_HEADER, "ok")
     except NoRespondersError:
         raise BusError(f"no service is answering {subject}") from None
     except TimeoutError:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 
 from faststream.nats import NatsBroker
@@ -36,7 +37,10 @@ class BusTelemetrySink:
         self._actor = actor
         self._namespace = namespace
         self._publish_timeout = publish_timeout
-        self._queue: asyncio.Queue[LLMCallLogged] = asyncio.Queue(maxsize=max_queue)
+        # Each record keeps the context it was emitted in, so the publish continues its trace.
+        self._queue: asyncio.Queue[tuple[LLMCallLogged, contextvars.Context]] = asyncio.Queue(
+            maxsize=max_queue
+        )
         self._loop: asyncio.AbstractEventLoop | None = None
         self._worker: asyncio.Task[None] | None = None
         self._closed = False
@@ -72,7 +76,7 @@ class BusTelemetrySink:
 
     def _enqueue(self, event: LLMCallLogged) -> None:
         try:
-            self._queue.put_nowait(event)
+            self._queue.put_nowait((event, contextvars.copy_context()))
         except asyncio.QueueFull:
             self._drop("queue full")
             return
@@ -91,9 +95,9 @@ class BusTelemetrySink:
 
     async def _run(self) -> None:
         while True:
-            event = await self._queue.get()
+            event, context = await self._queue.get()
             try:
-                await self._publish(event)
+                await asyncio.create_task(self._publish(event), context=context)
             finally:
                 self._queue.task_done()
 

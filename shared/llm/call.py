@@ -26,7 +26,7 @@ from shared.llm.providers.base import ProviderReply
 from shared.llm.request import PreparedCall, prepare_call
 from shared.llm.result import LLMResult
 from shared.llm.runtime import LLMRuntime, get_runtime
-from shared.llm.telemetry import LLMCallRecord, emit_safely
+from shared.llm.telemetry import LLMCallRecord, emit_safely, note_http_error
 from shared.llm.tools import Tool, ToolUse
 
 log = logging.getLogger(__name__)
@@ -98,6 +98,7 @@ async def _attempt(
         reply = await runtime.provider.create(call.request)
     except LLMHttpError as exc:
         await _settle(limiter, permit, None)
+        note_http_error(runtime.sink, model=call.model, status=exc.status)
         if exc.status == 429 and exc.retry_after is not None and limiter is not None:
             try:
                 await limiter.pause(model=call.model, until=time.time() + exc.retry_after)

@@ -48,3 +48,14 @@ def emit_safely(sink: TelemetrySink | None, record: LLMCallRecord) -> None:
         sink.emit(record)
     except Exception:  # telemetry must never fail a call
         log.warning("telemetry sink %s failed", type(sink).__name__, exc_info=True)
+
+
+def note_http_error(sink: TelemetrySink | None, *, model: str, status: int | None) -> None:
+    """Tell a sink that wants it (`on_http_error`) about one failed attempt; never raises."""
+    hook = getattr(sink, "on_http_error", None)
+    if hook is None:
+        return
+    try:
+        hook(model=model, status=status)
+    except Exception:  # telemetry must never fail a call
+        log.debug("telemetry hook on_http_error failed", exc_info=True)

@@ -117,6 +117,8 @@ class ServiceContext:
     llm: LLMRuntime | None = None
     spec: ServiceSpec[Any] | None = None
     closers: list[Closer] = field(default_factory=list)
+    # What the host itself runs for the service (its observability under "obs").
+    extras: dict[str, Any] = field(default_factory=dict)
 
     async def publish(self, event: Event) -> None:
         """Publish an event in this service's bus namespace (JetStream ack awaited)."""
@@ -246,38 +248,45 @@ async def _start(
     namespace: str,
 ) -> ServiceContext:
     from shared.bus import BusTelemetrySink, build_broker, start_broker
+    from shared.obs.host import prepare_obs
 
     url = resolve_nats_url(settings)
-    broker = build_broker(url, name=f"r42-{name}")
+    obs = prepare_obs(name, settings)  # metrics, tracing; /metrics, /healthz, /readyz below
+    broker = build_broker(url, name=f"r42-{name}", middlewares=obs.middlewares)
     store = await open_store(settings.store_url)
     ctx: ServiceContext | None = None
     try:
-        limiter = await open_limiter(
+        limiter = obs.observe_limiter(await open_limiter(
             mode=settings.limiter,
             nats_url=url,
             config=LimiterConfig.model_validate(settings.limits) if settings.limits else None,
             bucket=settings.limiter_bucket,
-        )
+        ))  # fmt: skip
         sink = BusTelemetrySink(broker, actor=name, namespace=namespace)
         ctx = ServiceContext(
             name=name, settings=settings, broker=broker, store=store, nats_url=url,
             telemetry=sink, namespace=namespace, limiter=limiter,
         )  # fmt: skip
+        ctx.extras["obs"] = obs
+        await obs.start(broker=broker, store=store)
         spec = ctx.spec = build(ctx)
         ctx.llm = configure_llm(
-            settings, sink=sink, limiter=limiter, offline_plans=_offline_plans(settings, spec)
-        )
+            settings, sink=obs.observe_sink(sink), limiter=limiter,
+            offline_plans=_offline_plans(settings, spec),
+        )  # fmt: skip
         use_runtime(ctx.llm)
         ctx.closers.extend(spec.closers)
         _subscribe(ctx, spec)
         await start_broker(broker, namespace=namespace)
         await _serve(ctx, spec)
+        obs.mark_started()
     except BaseException:
         if ctx is not None:
             await stop_service(ctx)
         else:
             with contextlib.suppress(Exception):
                 await store.close()
+            await obs.aclose()
         raise
     log.info("%s started (nats %s)", name, redact_url(url))
     return ctx
@@ -302,6 +311,9 @@ async def stop_service(ctx: ServiceContext) -> None:
         with contextlib.suppress(Exception):
             await ctx.llm.aclose()  # close the HTTP pool on this loop, before it ends
     reset_llm()
+    obs = ctx.extras.get("obs")
+    if obs is not None:
+        await obs.aclose()
 
 
 async def serve_until_stopped(
