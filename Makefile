@@ -38,5 +38,9 @@ lint: $(STAMP)
 docs: $(STAMP)
 	$(BIN)/python -m shared.bus.asyncapi --out docs/asyncapi.yaml
 
+# The Teams app package for sideloading (TEAMS_APP_ID = the bot's Microsoft app id).
+teams-package: $(STAMP)
+	$(BIN)/python deploy/teams/package.py dist/r42-teams.zip
+
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 # scheme://user:pass@ (or a comma-separated list of such URLs/hosts): every user-info part.
 _USERINFO_RE = re.compile(r"(?<=[/,])[^/@,\s]+@")
@@ -67,7 +68,18 @@ class Settings(BaseSettings):
     slack_api_base_url: str | None = Field(
         default=None, validation_alias=AliasChoices("SLACK_API_BASE_URL", "R42_SLACK_API_BASE_URL")
     )
-    admins: list[str] = Field(default_factory=list)
+    # Microsoft Teams (Bot Framework app registration); without an app id the endpoint is anonymous
+    teams_app_id: str | None = Field(
+        default=None, validation_alias=AliasChoices("TEAMS_APP_ID", "R42_TEAMS_APP_ID")
+    )
+    teams_app_password: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("TEAMS_APP_PASSWORD", "R42_TEAMS_APP_PASSWORD")
+    )
+    teams_tenant_id: str | None = Field(
+        default=None, validation_alias=AliasChoices("TEAMS_TENANT_ID", "R42_TEAMS_TENANT_ID")
+    )
+    # Slack user ids and Teams AAD object ids; NoDecode: "U1,<guid>" is not JSON
+    admins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     admin_channel: str | None = None
 
     # Sources
@@ -88,7 +100,9 @@ class Settings(BaseSettings):
     @classmethod
     def _split_admins(cls, value: object) -> object:
         # Env values arrive as "U1,U2"; JSON lists are accepted too.
-        if isinstance(value, str) and not value.strip().startswith("["):
+        if isinstance(value, str) and value.strip().startswith("["):
+            return json.loads(value)
+        if isinstance(value, str):
             return [v.strip() for v in value.split(",") if v.strip()]
         return value
 

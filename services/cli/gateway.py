@@ -1,4 +1,4 @@
-"""`r42 gateway [--http] [--port N] [--host H]`: run the Slack gateway service."""
+"""`r42 gateway [--http | --teams] [--port N] [--host H]`: run a gateway surface service."""
 
 from __future__ import annotations
 
@@ -15,15 +15,20 @@ def register(app: typer.Typer) -> None:
         http: Annotated[
             bool, typer.Option("--http", help="Serve /slack/events over HTTP.")
         ] = False,
+        teams: Annotated[
+            bool, typer.Option("--teams", help="Serve Microsoft Teams' /api/messages.")
+        ] = False,
         port: Annotated[
-            int | None, typer.Option("--port", help="HTTP port (default 3000).")
+            int | None, typer.Option("--port", help="HTTP port (Slack 3000, Teams 3978).")
         ] = None,
         host: Annotated[str | None, typer.Option("--host", help="HTTP bind address.")] = None,
     ) -> None:
-        """Run the Slack gateway: Socket Mode with SLACK_APP_TOKEN, or HTTP with --http."""
+        """Run the Slack gateway (Socket Mode, or HTTP with --http) or Teams with --teams."""
         from services.gateway.__main__ import main
 
-        argv = ["--http"] if http else []
+        if http and teams:
+            raise typer.BadParameter("choose one of --http and --teams")
+        argv = ["--http"] if http else ["--teams"] if teams else []
         if port is not None:
             argv += ["--port", str(port)]
         if host is not None:

@@ -199,6 +199,15 @@ async def serve(
     return rc
 
 
+def with_teams(services: tuple[ServiceSpec, ...], settings: Settings) -> tuple[ServiceSpec, ...]:
+    """Add the Teams gateway (beside Slack's) when TEAMS_APP_ID is set and a gateway runs."""
+    if not settings.teams_app_id or not any(s.module == "services.gateway" for s in services):
+        return services
+    if any(s.name == "gateway-teams" for s in services):
+        return services
+    return (*services, ServiceSpec("gateway-teams", "services.gateway", ("--teams",)))
+
+
 def run_up(*, data_dir: Path | None, console: bool, service_names: list[str]) -> int:
     """Validate the options, then serve until stopped; returns the exit code."""
     err = Console(stderr=True, highlight=False)
@@ -216,6 +225,7 @@ def run_up(*, data_dir: Path | None, console: bool, service_names: list[str]) ->
     except R42Error as exc:
         err.print(Text(f"r42 up: {exc}", style="bold red"), soft_wrap=True)
         return EXIT_USAGE
+    services = with_teams(services, settings)
     out = Console(highlight=False)
     return asyncio.run(
         serve(settings=settings, services=services, console=console, out=out, err=err)

@@ -1,4 +1,4 @@
-"""`python -m services.gateway [--http] [--port N] [--host H]`: the Slack gateway service."""
+"""`python -m services.gateway [--http | --teams] [--port N] [--host H]`: a gateway surface."""
 
 from __future__ import annotations
 
@@ -16,10 +16,24 @@ from shared.runtime.service import service_main
 def main(argv: list[str] | None = None) -> None:
     """Parse the mode, then run the service until SIGTERM / SIGINT."""
     parser = argparse.ArgumentParser(prog="python -m services.gateway")
-    parser.add_argument("--http", action="store_true", help="serve /slack/events over HTTP")
-    parser.add_argument("--port", type=int, default=None, help="HTTP port (default 3000)")
-    parser.add_argument("--host", default=None, help="HTTP bind address (default 0.0.0.0)")
+    surface = parser.add_mutually_exclusive_group()
+    surface.add_argument("--http", action="store_true", help="serve /slack/events over HTTP")
+    surface.add_argument("--teams", action="store_true", help="serve Teams' /api/messages")
+    parser.add_argument("--port", type=int, default=None, help="HTTP port (Slack 3000, Teams 3978)")
+    parser.add_argument("--host", default=None, help="HTTP bind address")
     args = parser.parse_args(argv)
+    if args.teams:
+        from services.gateway.teams import app as teams
+
+        try:
+            teams_mode = teams.choose_teams_mode(build_settings(), port=args.port, host=args.host)
+        except R42Error as exc:
+            print(f"gateway: {exc}", file=sys.stderr)
+            sys.exit(2)
+        service_main(
+            "gateway", register=teams.make_register(), on_started=teams.make_on_started(teams_mode)
+        )
+        return
     try:
         mode = choose_mode(build_settings(), http=args.http, port=args.port, host=args.host)
     except R42Error as exc:
