@@ -15,6 +15,7 @@ One convention for every service (gateway, extractor, content, quiz, r42, teleme
 
 `python -m services.<name>` calls `service_main(name, build=build)`. Tests start the same
 service in-process with `start_service(name, build=build, settings=..., namespace=...)`.
+The `register` / `on_started` hooks remain only for the Teams surface until it adopts `build`.
 """
 
 from __future__ import annotations
@@ -117,7 +118,7 @@ class ServiceContext:
     llm: LLMRuntime | None = None
     spec: ServiceSpec[Any] | None = None
     closers: list[Closer] = field(default_factory=list)
-    # What the host itself runs for the service (its observability under "obs").
+    # What the host runs for the service (its observability, "obs"), and legacy hooks' objects.
     extras: dict[str, Any] = field(default_factory=dict)
 
     async def publish(self, event: Event) -> None:
@@ -128,6 +129,7 @@ class ServiceContext:
 
 
 Build = Callable[[ServiceContext], ServiceSpec[Any]]
+Register = Callable[[ServiceContext], Awaitable[None]]
 
 
 def resolve_nats_url(settings: Settings) -> str:
@@ -226,7 +228,9 @@ def _subscribe(ctx: ServiceContext, spec: ServiceSpec[Any]) -> None:
 async def start_service(
     name: str,
     *,
-    build: Build,
+    build: Build | None = None,
+    register: Register | None = None,
+    on_started: Register | None = None,
     settings: Settings | None = None,
     namespace: str = "",
 ) -> ServiceContext:
@@ -236,14 +240,19 @@ async def start_service(
     plans and telemetry sink) belongs to the tasks started here, so services sharing a
     process never answer with each other's plans.
     """
-    starting = _start(name, build=build, settings=settings or build_settings(), namespace=namespace)
+    if (build is None) == (register is None):
+        raise ConfigError("start_service needs either build or register")
+    starting = _start(name, build=build, register=register, on_started=on_started,
+                      settings=settings or build_settings(), namespace=namespace)  # fmt: skip
     return await asyncio.create_task(starting, context=contextvars.copy_context())
 
 
 async def _start(
     name: str,
     *,
-    build: Build,
+    build: Build | None,
+    register: Register | None,
+    on_started: Register | None,
     settings: Settings,
     namespace: str,
 ) -> ServiceContext:
@@ -269,16 +278,22 @@ async def _start(
         )  # fmt: skip
         ctx.extras["obs"] = obs
         await obs.start(broker=broker, store=store)
-        spec = ctx.spec = build(ctx)
+        ctx.spec = build(ctx) if build is not None else None
         ctx.llm = configure_llm(
             settings, sink=obs.observe_sink(sink), limiter=limiter,
-            offline_plans=_offline_plans(settings, spec),
+            offline_plans=_offline_plans(settings, ctx.spec),
         )  # fmt: skip
         use_runtime(ctx.llm)
-        ctx.closers.extend(spec.closers)
-        _subscribe(ctx, spec)
+        if ctx.spec is not None:
+            ctx.closers.extend(ctx.spec.closers)
+            _subscribe(ctx, ctx.spec)
+        elif register is not None:
+            await register(ctx)
         await start_broker(broker, namespace=namespace)
-        await _serve(ctx, spec)
+        if ctx.spec is not None:
+            await _serve(ctx, ctx.spec)
+        elif on_started is not None:
+            await on_started(ctx)
         obs.mark_started()
     except BaseException:
         if ctx is not None:
@@ -319,7 +334,9 @@ async def stop_service(ctx: ServiceContext) -> None:
 async def serve_until_stopped(
     name: str,
     *,
-    build: Build,
+    build: Build | None = None,
+    register: Register | None = None,
+    on_started: Register | None = None,
     settings: Settings | None = None,
     namespace: str = "",
 ) -> None:
@@ -328,7 +345,10 @@ async def serve_until_stopped(
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    ctx = await start_service(name, build=build, settings=settings, namespace=namespace)
+    ctx = await start_service(
+        name, build=build, register=register, on_started=on_started, settings=settings,
+        namespace=namespace,
+    )  # fmt: skip
     try:
         await stop.wait()
     finally:
@@ -339,7 +359,9 @@ async def serve_until_stopped(
 def service_main(
     name: str,
     *,
-    build: Build,
+    build: Build | None = None,
+    register: Register | None = None,
+    on_started: Register | None = None,
     namespace: str = "",
 ) -> None:
     """Entry point of `python -m services.<name>`: logging, then serve until stopped."""
@@ -355,7 +377,10 @@ def service_main(
         format=f"%(asctime)s %(levelname)s [{name}] %(name)s: %(message)s",
     )
     try:
-        serving = serve_until_stopped(name, build=build, settings=settings, namespace=namespace)
+        serving = serve_until_stopped(
+            name, build=build, register=register, on_started=on_started,
+            settings=settings, namespace=namespace,
+        )  # fmt: skip
         asyncio.run(serving)
     except R42Error as exc:
         # A clear one-line reason for the supervisor's log instead of a traceback.
