@@ -99,6 +99,7 @@ from shared.store.models_state import (
     Lease,
     MergeProgress,
     ProposalStatus,
+    TurnContent,
     UploadMessage,
 )
 from shared.store.models_telemetry import LLMCallRecord
@@ -224,6 +225,7 @@ __all__ = [
     "TopicMetadata",
     "TopicRepository",
     "TopicType",
+    "TurnContent",
     "TurnRepository",
     "Unasserted",
     "UndoLabel",

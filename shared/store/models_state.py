@@ -32,6 +32,12 @@ def check_decided(status: str) -> str:
     return status
 
 
+def check_increments(*counts: int) -> None:
+    """Merge progress only grows: BadInputError for a negative count."""
+    if any(n < 0 for n in counts):
+        raise BadInputError("merge progress only grows: counts must not be negative")
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -53,16 +59,25 @@ class ChatProposal(_Model):
     created_at: UtcDatetime | None = None
 
 
-class ChatTurn(_Model):
-    """What one answer was made of (question, retrieved topics, answer, model, prompt version)."""
+class TurnContent(_Model):
+    """What one answer was made of: question, retrieved topic ids, answer, model, prompt version."""
 
-    turn_id: NonEmpty = Field(max_length=200)
-    user: NonEmpty
     question: str = ""
     topic_ids: list[TopicId] = Field(default_factory=list)
     answer: str = ""
     model: str | None = None
     prompt_version: str | None = None
+
+    def content(self) -> TurnContent:
+        """Only the answer's content (what a vote copies from its turn)."""
+        return TurnContent.model_validate(self.model_dump(include=set(TurnContent.model_fields)))
+
+
+class ChatTurn(TurnContent):
+    """One answer as it was shown, remembered for the votes it may get."""
+
+    turn_id: NonEmpty = Field(max_length=200)
+    user: NonEmpty
     created_at: UtcDatetime | None = None
     expires_at: UtcDatetime | None = None
 
@@ -75,17 +90,12 @@ class ChatTurn(_Model):
         )
 
 
-class FeedbackVote(_Model):
+class FeedbackVote(TurnContent):
     """A 👍 / 👎 on one answer, with the turn it rates (one vote per user per answer)."""
 
     turn_id: NonEmpty = Field(max_length=200)
     user: NonEmpty
     value: FeedbackValue
-    question: str = ""
-    topic_ids: list[TopicId] = Field(default_factory=list)
-    answer: str = ""
-    model: str | None = None
-    prompt_version: str | None = None
     conversation: str | None = None
     surface: str | None = None
     reason: str | None = Field(default=None, max_length=4000)

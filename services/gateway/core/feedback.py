@@ -10,7 +10,7 @@ from __future__ import annotations
 from services.gateway.core.context import CoreContext
 from shared.bus import ChatReply
 from shared.errors import BadInputError
-from shared.store import ChatTurn, FeedbackVote
+from shared.store import ChatTurn, FeedbackVote, TurnContent
 
 MAX_STORED_CHARS = 20_000
 MAX_COMMENT_CHARS = 1000
@@ -49,17 +49,14 @@ class FeedbackCalls:
         """Store a vote with its turn (the user's last vote on a turn counts)."""
         _check_turn_id(turn_id)
         turn = await self.ctx.store.turns.get(turn_id)
+        content = turn.content() if turn else TurnContent()
         vote = FeedbackVote(
             turn_id=turn_id,
             user=user_id,
             value="up" if positive else "down",
-            question=turn.question if turn else "",
-            topic_ids=list(turn.topic_ids) if turn else [],
-            answer=turn.answer if turn else "",
-            model=turn.model if turn else None,
-            prompt_version=turn.prompt_version if turn else None,
             conversation=conversation or None,
             surface=where or None,
+            **content.model_dump(),
         )
         return await self.ctx.store.feedback.record(vote)
 
