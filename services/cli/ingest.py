@@ -149,6 +149,29 @@ def new_progress(console: Console) -> Progress:
                     TextColumn("chunks {task.fields[status]}"), console=console)  # fmt: skip
 
 
+async def _until_ended(session: AdminSession, bars: SourceBars) -> None:
+    """Until every source ended: by its events, or by the store when events were missed.
+
+    Events sent while `r42 up` restarts (or NATS is down) never reach this core
+    subscription; the store has the outcome either way.
+    """
+    ended = asyncio.create_task(bars.ended.wait())
+    try:
+        while not ended.done():
+            await asyncio.wait({ended}, timeout=STORE_POLL_S)
+            if ended.done():
+                return
+            sources = [await session.store.sources.get(sid) for sid in bars.tasks]
+            if all(s is not None and s.status in ("completed", "failed", "cancelled")
+                   for s in sources):  # fmt: skip
+                return
+    finally:
+        ended.cancel()
+
+
+STORE_POLL_S = 2.0
+
+
 async def _via_stack(
     session: AdminSession, bars: SourceBars, events: list[SourceUploaded], *,
     wait: bool, wait_s: float | None, console: Console,
@@ -172,7 +195,7 @@ async def _via_stack(
             return True
         with bars.progress:
             try:
-                await asyncio.wait_for(bars.ended.wait(), wait_s)
+                await asyncio.wait_for(_until_ended(session, bars), wait_s)
             except TimeoutError:
                 console.print("still running; see `r42 sources` for progress")
                 return False

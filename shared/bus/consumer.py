@@ -18,7 +18,7 @@ from faststream.nats.annotations import NatsMessage
 from nats.js.api import AckPolicy as JsAckPolicy
 from nats.js.api import DeliverPolicy
 
-from shared.bus.broker import publish_event
+from shared.bus.broker import publish_event, pull_inbox_prefix
 from shared.bus.envelope import Event, derived_event_id
 from shared.bus.events import DeadLetter
 from shared.bus.registry import REGISTRY, parse_event, peek_event_id
@@ -269,6 +269,9 @@ def subscribe_event[E: Event](
         max_workers=max_workers if max_workers > 1 else None,
         decoder=_raw_body,
         no_reply=True,
+        # FastStream would pass "_INBOX." here over the connection's own prefix; with NATS
+        # auth each user may only subscribe under its own inbox prefix.
+        inbox_prefix=pull_inbox_prefix(broker),
         title=f"{durable}:{logical}",
         description=f"{durable} consumes {event_cls.__name__} ({logical})",
     )
