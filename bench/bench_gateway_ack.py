@@ -24,6 +24,7 @@ import statistics
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -33,7 +34,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from services.content import app as content_app  # noqa: E402
-from services.gateway.slack.service import Mode, make_on_started, make_register  # noqa: E402
+from services.gateway.app import build as gateway_build  # noqa: E402
+from services.gateway.slack.service import Mode  # noqa: E402
 from shared.config import build_settings  # noqa: E402
 from shared.runtime import EmbeddedNatsServer  # noqa: E402
 from shared.runtime.service import start_service, stop_service  # noqa: E402
@@ -127,11 +129,11 @@ async def main(concurrency: int, model_delay: float) -> int:
         )
         gateway = await start_service(
             "gateway",
-            register=make_register(mode),
-            on_started=make_on_started(mode),
+            build=partial(gateway_build, mode=mode),
             settings=settings,
         )
-        url = f"http://127.0.0.1:{gateway.extras['slack_runtime'].port}/slack/events"
+        assert gateway.spec is not None  # start_service always builds one
+        url = f"http://127.0.0.1:{gateway.spec.deps.runtime.port}/slack/events"
         respond_url = slack.response_url("bench")
         try:
             async with aiohttp.ClientSession() as http:

@@ -154,7 +154,7 @@ async def point_ops(path: Path, n: int = 300) -> tuple[float, float]:
         writes, reads = [], []
         for i in range(n):
             start = time.perf_counter()
-            await store.settings.set(f"k{i % 10}", {"i": i})
+            await store.flags.set(f"k{i % 10}", {"i": i})
             writes.append(time.perf_counter() - start)
             start = time.perf_counter()
             await store.topics.get("topic-00042")
@@ -205,7 +205,7 @@ def main() -> int:
     print(f"full KB read (topics.list + relations.list) at {N_TOPICS:,} topics: "
           f"median {read * 1000:.1f} ms (raw fetchall of the same rows: {raw_rd * 1000:.1f} ms, "
           f"{read / raw_rd:.1f}x: validated pydantic models)")  # fmt: skip
-    print(f"point ops, median of 300: settings.set {write_lat * 1000:.2f} ms, "
+    print(f"point ops, median of 300: flags.set {write_lat * 1000:.2f} ms, "
           f"topics.get {read_lat * 1000:.2f} ms")  # fmt: skip
     return 0
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from functools import partial
 
-from services.gateway.slack.service import choose_mode, make_on_started, make_register
+from services.gateway.app import build
+from services.gateway.slack.service import choose_mode
 from shared.config import build_settings
 from shared.errors import R42Error
 from shared.runtime.service import service_main
@@ -37,7 +39,7 @@ def main(argv: list[str] | None = None) -> None:
     except R42Error as exc:
         print(f"gateway: {exc}", file=sys.stderr)
         sys.exit(2)
-    service_main("gateway", register=make_register(mode), on_started=make_on_started(mode))
+    service_main("gateway", build=partial(build, mode=mode))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """The host every service runs in: settings, bus, store, LLM runtime, then its handlers.
 
-One convention for every backend service (extractor, content, quiz, r42, telemetry):
+One convention for every service (gateway, extractor, content, quiz, r42, telemetry):
 
 - `services/<name>/app.py` defines `build(ctx: ServiceContext) -> ServiceSpec`. It reads the
   typed context the host made (settings, broker, store, limiter, telemetry sink), builds the
@@ -15,7 +15,7 @@ One convention for every backend service (extractor, content, quiz, r42, telemet
 
 `python -m services.<name>` calls `service_main(name, build=build)`. Tests start the same
 service in-process with `start_service(name, build=build, settings=..., namespace=...)`.
-The `register` / `on_started` hooks remain only for the gateway until it adopts `build`.
+The `register` / `on_started` hooks remain only for the Teams surface until it adopts `build`.
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ class ServiceContext:
     llm: LLMRuntime | None = None
     spec: ServiceSpec[Any] | None = None
     closers: list[Closer] = field(default_factory=list)
-    # Legacy register/on_started hooks (the gateway) keep their objects here.
+    # What the host runs for the service (its observability, "obs"), and legacy hooks' objects.
     extras: dict[str, Any] = field(default_factory=dict)
 
     async def publish(self, event: Event) -> None:

@@ -10,7 +10,7 @@ once, and `sources.first_unmerged_chunk(source_id)` is where a restarted extract
 The quiz-active flag is the user's active attempt (`quiz_attempts.get_active_attempt`),
 which expires after the attempt's idle timeout.
 
-Service state has typed repositories (proposals, feedback, upload_messages,
+Service state has typed repositories (proposals, turns, feedback, upload_messages,
 merge_progress, idempotency, custom_topics, flags, locks); `settings` remains only for
 callers not yet moved, and migration 6 moved its recognised rows into those collections.
 Provenance: `KbChanges.assertions` records which source chunks assert what in the same
@@ -86,7 +86,9 @@ from shared.store.models_provenance import (
 )
 from shared.store.models_state import (
     PROPOSAL_STATUSES,
+    TURN_RETENTION,
     ChatProposal,
+    ChatTurn,
     CustomTopic,
     DecidedStatus,
     FeedbackRate,
@@ -97,6 +99,7 @@ from shared.store.models_state import (
     Lease,
     MergeProgress,
     ProposalStatus,
+    TurnContent,
     UploadMessage,
 )
 from shared.store.models_telemetry import LLMCallRecord
@@ -130,6 +133,7 @@ from shared.store.protocols_state import (
     LockRepository,
     MergeProgressRepository,
     ProposalRepository,
+    TurnRepository,
     UploadMessageRepository,
 )
 
@@ -142,6 +146,7 @@ __all__ = [
     "SOURCE_STATUSES",
     "THREAD_MAX_MESSAGES",
     "TOPIC_TYPES",
+    "TURN_RETENTION",
     "AnswerResult",
     "Assertion",
     "AttemptAnswer",
@@ -149,6 +154,7 @@ __all__ = [
     "ChangeBatch",
     "ChangeLogRepository",
     "ChatProposal",
+    "ChatTurn",
     "ChunkMark",
     "Content",
     "ContentKind",
@@ -219,6 +225,8 @@ __all__ = [
     "TopicMetadata",
     "TopicRepository",
     "TopicType",
+    "TurnContent",
+    "TurnRepository",
     "Unasserted",
     "UndoLabel",
     "UploadMessage",

@@ -1,8 +1,9 @@
 """Where the old `settings` rows go: one plan, carried out by each adapter's migration.
 
-Until version 6 the services kept their state as JSON values under settings keys. The
-migration moves each recognised row into its own collection and deletes it from settings;
-a row that does not parse stays where it is (nothing is lost, nothing is guessed).
+Until version 6 the services kept their state as JSON values under settings keys (the
+gateway's chat turns until version 8). The migration moves each recognised row into its own
+collection and deletes it from settings; a row that does not parse stays where it is
+(nothing is lost, nothing is guessed). Running it again moves nothing twice.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from pydantic import BaseModel, ValidationError
 
 from shared.store._common import normalise_time
 from shared.store.models_state import (
+    TURN_RETENTION,
     ChatProposal,
+    ChatTurn,
     CustomTopic,
     FeedbackVote,
     Flag,
@@ -30,6 +33,7 @@ log = logging.getLogger(__name__)
 
 PROPOSAL_PREFIX = "proposal:"
 FEEDBACK_PREFIX = "feedback:"
+TURN_PREFIX = "turn:"
 UPLOAD_PREFIX = "gateway:upload:"
 PROGRESS_PREFIX = "extractor.progress."
 LOCKS_KEY = "content.locks"
@@ -48,6 +52,7 @@ class LegacyMoves:
     """The rows to write into the new collections and the settings keys they replace."""
 
     proposals: list[ChatProposal] = field(default_factory=list)
+    turns: list[ChatTurn] = field(default_factory=list)
     votes: list[FeedbackVote] = field(default_factory=list)
     uploads: list[UploadMessage] = field(default_factory=list)
     progress: list[MergeProgress] = field(default_factory=list)
@@ -90,6 +95,11 @@ def _one(key: str, value: Any, moves: LegacyMoves, now: datetime) -> bool:
                 updated_at=at,
             )
         )
+    elif key.startswith(TURN_PREFIX) and isinstance(value, dict):
+        at = _time(value.get("at"), now)
+        if at + TURN_RETENTION > now:  # an expired turn is simply gone
+            data = {**value, "turn_id": key.removeprefix(TURN_PREFIX), "created_at": at}
+            moves.turns.append(_valid(ChatTurn, {**data, "expires_at": at + TURN_RETENTION}))
     elif key.startswith(UPLOAD_PREFIX) and isinstance(value, dict):
         source_id = key.removeprefix(UPLOAD_PREFIX)
         data = {**value, "source_id": source_id, "final": bool(value.get("final"))}

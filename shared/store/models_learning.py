@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from shared.errors import BadInputError
 from shared.store._common import NonEmpty, TopicId, UtcDatetime, Week, normalise_question_key
 from shared.store.models_telemetry import LLMCallRecord
 
@@ -92,6 +93,21 @@ class QuizAttempt(_Model):
     started_at: UtcDatetime | None = None
     last_activity_at: UtcDatetime | None = None
     expires_at: UtcDatetime | None = None
+
+
+def check_answer(choice: int, points: int) -> None:
+    """BadInputError for a negative choice or negative points."""
+    if choice < 0 or points < 0:
+        raise BadInputError("choice and points must not be negative")
+
+
+def check_question(attempt: QuizAttempt, question_index: int) -> None:
+    """BadInputError when the attempt has no question at that index."""
+    if not 0 <= question_index < len(attempt.question_keys):
+        raise BadInputError(
+            f"question {question_index} is not in attempt {attempt.id!r} "
+            f"({len(attempt.question_keys)} questions)"
+        )
 
 
 class AnswerResult(_Model):

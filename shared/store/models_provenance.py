@@ -3,11 +3,13 @@ fields an admin set, and the before-image of bulk changes so they can be undone.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
-from typing import Literal
+from typing import Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from shared.errors import BadInputError
 from shared.store._common import NonEmpty, TopicId, UtcDatetime
 from shared.store.models import Assertion, KbChanges, Relation, RelationKey, Topic
 
@@ -15,6 +17,15 @@ CuratedField = Literal["created", "label", "type", "description", "learning_rele
 CURATED_FIELDS: tuple[str, ...] = (
     "created", "label", "type", "description", "learning_relevance", "metadata",
 )  # fmt: skip
+
+
+def check_curated(fields: Iterable[str]) -> list[CuratedField]:
+    """The distinct fields, sorted, or BadInputError naming the unknown ones."""
+    chosen = sorted(set(fields))
+    unknown = [f for f in chosen if f not in CURATED_FIELDS]
+    if unknown:
+        raise BadInputError(f"unknown curated field(s) {unknown}; expected {CURATED_FIELDS}")
+    return cast(list[CuratedField], chosen)
 
 
 class _Model(BaseModel):

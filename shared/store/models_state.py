@@ -1,9 +1,9 @@
-"""Models of the service state that has its own collections: proposals, feedback, uploads,
-idempotency keys, custom topics, flags, locks and extraction progress."""
+"""Models of the service state that has its own collections: proposals, chat turns, feedback,
+uploads, idempotency keys, custom topics, flags, locks and extraction progress."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -16,6 +16,9 @@ ProposalStatus = Literal["open", "applied", "pending_review", "declined"]
 DecidedStatus = Literal["applied", "pending_review", "declined"]
 FeedbackValue = Literal["up", "down"]
 
+# How long an answer stays votable: its turn is forgotten after this.
+TURN_RETENTION = timedelta(days=30)
+
 PROPOSAL_STATUSES: tuple[str, ...] = ("open", "applied", "pending_review", "declined")
 DECIDED_STATUSES: tuple[str, ...] = ("applied", "pending_review", "declined")
 
@@ -27,6 +30,12 @@ def check_decided(status: str) -> str:
             f"a proposal is decided as {', '.join(DECIDED_STATUSES)}, not {status!r}"
         )
     return status
+
+
+def check_increments(*counts: int) -> None:
+    """Merge progress only grows: BadInputError for a negative count."""
+    if any(n < 0 for n in counts):
+        raise BadInputError("merge progress only grows: counts must not be negative")
 
 
 class _Model(BaseModel):
@@ -50,17 +59,43 @@ class ChatProposal(_Model):
     created_at: UtcDatetime | None = None
 
 
-class FeedbackVote(_Model):
-    """A 👍 / 👎 on one answer, with the turn it rates (one vote per user per answer)."""
+class TurnContent(_Model):
+    """What one answer was made of: question, retrieved topic ids, answer, model, prompt version."""
 
-    turn_id: NonEmpty = Field(max_length=200)
-    user: NonEmpty
-    value: FeedbackValue
     question: str = ""
     topic_ids: list[TopicId] = Field(default_factory=list)
     answer: str = ""
     model: str | None = None
     prompt_version: str | None = None
+
+    def content(self) -> TurnContent:
+        """Only the answer's content (what a vote copies from its turn)."""
+        return TurnContent.model_validate(self.model_dump(include=set(TurnContent.model_fields)))
+
+
+class ChatTurn(TurnContent):
+    """One answer as it was shown, remembered for the votes it may get."""
+
+    turn_id: NonEmpty = Field(max_length=200)
+    user: NonEmpty
+    created_at: UtcDatetime | None = None
+    expires_at: UtcDatetime | None = None
+
+    def dated(self, now: datetime) -> ChatTurn:
+        """This turn with created_at (default now) and expires_at (TURN_RETENTION later)."""
+        created = self.created_at or now
+        expires = self.expires_at or created + TURN_RETENTION
+        return self.model_validate(
+            {**self.model_dump(), "created_at": created, "expires_at": expires}
+        )
+
+
+class FeedbackVote(TurnContent):
+    """A 👍 / 👎 on one answer, with the turn it rates (one vote per user per answer)."""
+
+    turn_id: NonEmpty = Field(max_length=200)
+    user: NonEmpty
+    value: FeedbackValue
     conversation: str | None = None
     surface: str | None = None
     reason: str | None = Field(default=None, max_length=4000)

@@ -51,6 +51,7 @@ from shared.store.protocols_state import (
     LockRepository,
     MergeProgressRepository,
     ProposalRepository,
+    TurnRepository,
     UploadMessageRepository,
 )
 
@@ -431,6 +432,10 @@ class Store(Protocol):
     @property
     def proposals(self) -> ProposalRepository:
         """Graph deltas proposed in chat."""
+
+    @property
+    def turns(self) -> TurnRepository:
+        """What each recent answer was made of (the votes copy it)."""
 
     @property
     def feedback(self) -> FeedbackRepository:

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 from shared.store.models_state import (
     ChatProposal,
+    ChatTurn,
     CustomTopic,
     DecidedStatus,
     FeedbackRate,
@@ -53,6 +54,19 @@ class ProposalRepository(Protocol):
 
     async def reopen(self, proposal_id: str, *, decision_token: str) -> bool:
         """Undo the decision that holds this token (back to open); False if another won."""
+
+
+class TurnRepository(Protocol):
+    """Chat turns a vote copies; each expires (TURN_RETENTION after it was put, by default)."""
+
+    async def put(self, turn: ChatTurn, *, now: datetime | None = None) -> ChatTurn:
+        """Remember (or replace) a turn; expired turns are dropped on the way."""
+
+    async def get(self, turn_id: str, *, now: datetime | None = None) -> ChatTurn | None:
+        """A turn that has not expired, or None."""
+
+    async def prune(self, *, now: datetime | None = None) -> int:
+        """Delete expired turns; how many went."""
 
 
 class FeedbackRepository(Protocol):

@@ -1,22 +1,19 @@
 """Votes on R42's answers, stored with the turn they judge (the store's feedback repository).
 
 A turn (question, retrieved topic ids, answer, model, prompt version) is remembered when
-its answer is shown; a vote copies it, so evals and the admins' gap list read one record.
-Turns have no repository of their own yet: they are the one settings row this module keeps.
+its answer is shown (the store's turns repository, until it expires); a vote copies it, so
+evals and the admins' gap list read one record.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from services.gateway.core.context import CoreContext
 from shared.bus import ChatReply
 from shared.errors import BadInputError
-from shared.store import FeedbackVote
+from shared.store import ChatTurn, FeedbackVote, TurnContent
 
 MAX_STORED_CHARS = 20_000
 MAX_COMMENT_CHARS = 1000
-TURN_KEY = "turn:{turn_id}"
 
 
 def _check_turn_id(turn_id: str) -> None:
@@ -35,36 +32,31 @@ class FeedbackCalls:
     ) -> None:
         """Remember what an answer was made of, for the votes it may get."""
         _check_turn_id(turn_id)
-        await self.ctx.store.settings.set(
-            TURN_KEY.format(turn_id=turn_id),
-            {
-                "user": user_id,
-                "question": question[:MAX_STORED_CHARS],
-                "topic_ids": [s.id for s in reply.sources],
-                "answer": reply.text[:MAX_STORED_CHARS],
-                "model": reply.model,
-                "prompt_version": reply.prompt_version,
-                "at": datetime.now(UTC).isoformat(),
-            },
+        turn = ChatTurn(
+            turn_id=turn_id,
+            user=user_id,
+            question=question[:MAX_STORED_CHARS],
+            topic_ids=[s.id for s in reply.sources],
+            answer=reply.text[:MAX_STORED_CHARS],
+            model=reply.model,
+            prompt_version=reply.prompt_version,
         )
+        await self.ctx.store.turns.put(turn)
 
     async def vote(
         self, *, user_id: str, turn_id: str, positive: bool, where: str, conversation: str = ""
     ) -> FeedbackVote:
         """Store a vote with its turn (the user's last vote on a turn counts)."""
         _check_turn_id(turn_id)
-        turn = await self.ctx.store.settings.get(TURN_KEY.format(turn_id=turn_id)) or {}
+        turn = await self.ctx.store.turns.get(turn_id)
+        content = turn.content() if turn else TurnContent()
         vote = FeedbackVote(
             turn_id=turn_id,
             user=user_id,
             value="up" if positive else "down",
-            question=str(turn.get("question", "")),
-            topic_ids=[str(t) for t in turn.get("topic_ids", [])],
-            answer=str(turn.get("answer", "")),
-            model=turn.get("model") or None,
-            prompt_version=turn.get("prompt_version") or None,
             conversation=conversation or None,
             surface=where or None,
+            **content.model_dump(),
         )
         return await self.ctx.store.feedback.record(vote)
 

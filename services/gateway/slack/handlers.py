@@ -11,8 +11,6 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from faststream.nats import NatsBroker
-
 from services.gateway.slack.flows import learn, quiz, uploads
 from services.gateway.slack.gateway import VIA, SlackGateway
 from shared.bus import (
@@ -23,8 +21,8 @@ from shared.bus import (
     SourceCompleted,
     SourceFailed,
     SourceProgress,
-    subscribe_event,
 )
+from shared.runtime.service import Subscription
 
 log = logging.getLogger(__name__)
 
@@ -37,8 +35,8 @@ def for_slack(event: Any) -> bool:
     return isinstance(reply_to, dict) and reply_to.get("via") == VIA
 
 
-def register_handlers(broker: NatsBroker, gateway: Getter, *, namespace: str = "") -> None:
-    """Subscribe the Slack-posting consumers (before the broker starts)."""
+def slack_subscriptions(gateway: Getter) -> list[Subscription]:
+    """The Slack-posting durable consumers (shared by gateway replicas)."""
 
     def routed(
         flow: Callable[[SlackGateway, Any], Awaitable[None]], *, needs_reply_to: bool = True
@@ -74,14 +72,7 @@ def register_handlers(broker: NatsBroker, gateway: Getter, *, namespace: str = "
             routed(uploads.on_source_event, needs_reply_to=False),
         ),
     ]
-    for cls, durable, handler in subs:
-        subscribe_event(
-            broker,
-            cls,
-            durable=durable,
-            handler=handler,
-            namespace=namespace,
-            actor="gateway",
-            max_deliver=5,
-            nack_delay=1.0,
-        )
+    return [
+        Subscription(cls, durable, handler, max_deliver=5, nack_delay=1.0)
+        for cls, durable, handler in subs
+    ]

@@ -1,14 +1,10 @@
-"""Gateway wiring: Slack in Socket Mode (SLACK_APP_TOKEN) or HTTP mode, plus the bus consumers.
-
-Without a bot token the gateway idles (the console in `r42 up` is the interface then) so
-the supervisor does not restart it in a loop.
-"""
+"""How the gateway reaches Slack: Socket Mode (SLACK_APP_TOKEN) or HTTP mode, or not at all."""
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -17,17 +13,19 @@ from services.gateway.slack.api import SlackApi
 from services.gateway.slack.app import build_app
 from services.gateway.slack.dedupe import Deduper, open_claims
 from services.gateway.slack.gateway import SlackGateway
-from services.gateway.slack.handlers import register_handlers
 from services.gateway.slack.http import SlackHttpServer
 from shared.config import Settings
-from shared.errors import ConfigError, TransientError
+from shared.errors import ConfigError
 from shared.runtime.service import ServiceContext
+
+if TYPE_CHECKING:
+    from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
 log = logging.getLogger(__name__)
 
-GATEWAY_KEY = "slack_gateway"
-RUNTIME_KEY = "slack_runtime"
 DEFAULT_PORT = 3000
+
+type SlackRuntime = SlackHttpServer | AsyncSocketModeHandler
 
 
 @dataclass(frozen=True)
@@ -83,51 +81,18 @@ async def build_gateway(ctx: ServiceContext, *, pace_interval: float = 1.0) -> S
     )
 
 
-def make_register(mode: Mode) -> Any:
-    """register(ctx): the Slack-posting consumers, when Slack is on."""
-
-    async def register(ctx: ServiceContext) -> None:
-        if mode.kind == "off":
-            return
-
-        def current() -> SlackGateway | None:
-            gw = ctx.extras.get(GATEWAY_KEY)
-            if gw is None:  # events before Slack is connected: redeliver them shortly
-                raise TransientError("the Slack gateway is still starting")
-            return gw  # type: ignore[no-any-return]
-
-        register_handlers(ctx.broker, current, namespace=ctx.namespace)
-
-    return register
-
-
-def make_on_started(mode: Mode, *, pace_interval: float = 1.0) -> Any:
-    """on_started(ctx): connect Slack (Socket Mode or the HTTP server)."""
-
-    async def on_started(ctx: ServiceContext) -> None:
-        if mode.kind == "off":
-            log.info("Slack is off (%s); the gateway idles", mode.reason)
-            return
-        await start_slack(ctx, mode=mode, pace_interval=pace_interval)
-
-    return on_started
-
-
-async def start_slack(ctx: ServiceContext, *, mode: Mode, pace_interval: float = 1.0) -> Any:
-    """Build the gateway and the Bolt app, then connect; stopping is registered on ctx.closers."""
-    gw = await build_gateway(ctx, pace_interval=pace_interval)
+async def connect_slack(ctx: ServiceContext, gw: SlackGateway, *, mode: Mode) -> SlackRuntime:
+    """Build the Bolt app over `gw` and connect it; stopping is registered on ctx.closers."""
     settings = ctx.settings
     secret = (
         settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
     )
     app = build_app(gw, client=gw.api.client, signing_secret=secret, http=mode.kind == "http")
-    ctx.extras[GATEWAY_KEY] = gw
     ctx.closers.append(lambda: gw.background.drain(timeout=10.0))
     if mode.kind == "http":
         server = SlackHttpServer(app, signing_secret=secret, host=mode.host, port=mode.port)
         await server.start()
         ctx.closers.append(server.stop)
-        ctx.extras[RUNTIME_KEY] = server
         return server
     from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
@@ -135,6 +100,5 @@ async def start_slack(ctx: ServiceContext, *, mode: Mode, pace_interval: float =
     handler = AsyncSocketModeHandler(app, settings.slack_app_token.get_secret_value())
     await handler.connect_async()  # type: ignore[no-untyped-call]  # bolt leaves it unannotated
     ctx.closers.append(handler.close_async)
-    ctx.extras[RUNTIME_KEY] = handler
     log.info("connected to Slack in Socket Mode")
     return handler

@@ -1,4 +1,4 @@
-"""Migration 6 on MongoDB: move the old settings documents into their own collections.
+"""Migrations 6 and 8 on MongoDB: move the old settings documents into their own collections.
 
 Each document is written with $setOnInsert before its settings document is deleted, so a
 crash (or a second process) half-way only repeats writes that change nothing.
@@ -23,6 +23,7 @@ from shared.store.mongo.state_docs import (
     upload_doc,
     vote_doc,
 )
+from shared.store.mongo.turns import turn_doc
 
 
 async def _insert(db: MongoDb, name: str, docs: Iterable[dict[str, Any]]) -> None:
@@ -34,8 +35,10 @@ async def _insert(db: MongoDb, name: str, docs: Iterable[dict[str, Any]]) -> Non
 async def move_settings(db: MongoDb) -> None:
     """Move the recognised settings documents and delete them from settings."""
     settings = {d["_id"]: json.loads(d["value"]) async for d in db["settings"].find({})}
-    moves = plan_legacy_moves(settings, now=utcnow())
+    now = utcnow()
+    moves = plan_legacy_moves(settings, now=now)
     await _insert(db, "proposals", map(proposal_doc, moves.proposals))
+    await _insert(db, "turns", (turn_doc(t.dated(now)) for t in moves.turns))
     await _insert(db, "feedback", map(vote_doc, moves.votes))
     await _insert(db, "upload_messages", map(upload_doc, moves.uploads))
     await _insert(db, "merge_progress", map(progress_doc, moves.progress))

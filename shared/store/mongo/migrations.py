@@ -91,6 +91,7 @@ MIGRATIONS: tuple[MongoMigration, ...] = (
     MongoMigration(
         7, "assertions, topic curation, change log; topics by updated_at", state_indexes
     ),
+    MongoMigration(8, "settings turn documents move into turns", move_settings),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

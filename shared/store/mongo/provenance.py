@@ -11,11 +11,11 @@ from shared.errors import BadInputError, NotFoundError
 from shared.store._common import need, normalise_time, utcnow
 from shared.store.models import Assertion, RelationKey, relation_from_subject, relation_subject
 from shared.store.models_provenance import (
-    CURATED_FIELDS,
     CuratedField,
     CurationMark,
     Retraction,
     Unasserted,
+    check_curated,
 )
 from shared.store.mongo.client import MongoDb, Session, mongo_errors
 from shared.store.mongo.queries import relation_id
@@ -211,10 +211,7 @@ class MongoCuration:
     ) -> builtins.list[CurationMark]:
         """Mark fields as set by an admin; returns all of the topic's marks."""
         need(by, "a curation mark needs the admin's id")
-        chosen = sorted(set(fields))
-        unknown = [f for f in chosen if f not in CURATED_FIELDS]
-        if unknown:
-            raise BadInputError(f"unknown curated field(s) {unknown}; expected {CURATED_FIELDS}")
+        chosen = check_curated(fields)
         if await self._db["topics"].find_one({"_id": topic_id}, {"_id": 1}) is None:
             raise NotFoundError(f"topic {topic_id!r} does not exist")
         at = normalise_time(now or utcnow())

@@ -223,4 +223,5 @@ def indexes() -> dict[str, list[IndexModel]]:
         "feedback": [IndexModel([("created_at", DESCENDING)])],
         # The server deletes expired keys in the background; reads also filter on expiry.
         "idempotency_keys": [IndexModel([("expires_at", ASCENDING)], expireAfterSeconds=0)],
+        "turns": [IndexModel([("expires_at", ASCENDING)], expireAfterSeconds=0)],
     }

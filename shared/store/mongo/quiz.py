@@ -21,6 +21,8 @@ from shared.store.models_learning import (
     LeaderboardEntry,
     QuizAttempt,
     Score,
+    check_answer,
+    check_question,
     rank_leaderboard,
 )
 from shared.store.mongo.client import DuplicateKeyError, MongoDb, Session, mongo_errors
@@ -109,17 +111,12 @@ class MongoQuizAttempts:
         now: datetime | None = None,
     ) -> AnswerResult:
         """Record an answer once, add its points to the week's score, finish when complete."""
-        if choice < 0 or points < 0:
-            raise BadInputError("choice and points must not be negative")
+        check_answer(choice, points)
         moment = normalise_time(now or utcnow())
         attempt = await self.get(attempt_id)
         if attempt is None:
             raise NotFoundError(f"quiz attempt {attempt_id!r} does not exist")
-        if not 0 <= question_index < len(attempt.question_keys):
-            raise BadInputError(
-                f"question {question_index} is not in attempt {attempt_id!r} "
-                f"({len(attempt.question_keys)} questions)"
-            )
+        check_question(attempt, question_index)
 
         async def body(session: Session) -> AnswerResult:
             answer = {"choice": choice, "correct": correct, "points": points, "answered_at": moment}

@@ -8,9 +8,8 @@ from typing import Any
 
 from pymongo import ReturnDocument
 
-from shared.errors import BadInputError
 from shared.store._common import need, utcnow
-from shared.store.models_state import CustomTopic, Flag, MergeProgress
+from shared.store.models_state import CustomTopic, Flag, MergeProgress, check_increments
 from shared.store.mongo.client import DuplicateKeyError, MongoDb, mongo_errors, upserted
 from shared.store.mongo.state_docs import (
     custom_topic_doc,
@@ -69,8 +68,7 @@ class MongoMergeProgress:
                 strict=True,
             )
         )
-        if any(n < 0 for n in increments.values()):
-            raise BadInputError("merge progress only grows: counts must not be negative")
+        check_increments(*increments.values())
         new_ids = list(dict.fromkeys(changed_ids))
         doc = await self._db["merge_progress"].find_one_and_update(
             {"_id": source_id},

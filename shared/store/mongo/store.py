@@ -20,6 +20,7 @@ from shared.store.mongo.quiz import MongoQuizAttempts, MongoScores
 from shared.store.mongo.social import MongoSuggestions, MongoThreads
 from shared.store.mongo.sources import MongoSources, MongoSourceTexts
 from shared.store.mongo.state import MongoCustomTopics, MongoFlags, MongoMergeProgress
+from shared.store.mongo.turns import MongoTurns
 from shared.store.mongo.undo import MongoChangeLog
 
 
@@ -47,6 +48,7 @@ class MongoStore:
         self.curriculum = MongoCurriculum(self.db)
         self.settings = MongoSettings(self.db)
         self.proposals = MongoProposals(self.db)
+        self.turns = MongoTurns(self.db)
         self.feedback = MongoFeedback(self.db)
         self.upload_messages = MongoUploadMessages(self.db)
         self.merge_progress = MongoMergeProgress(self.db)

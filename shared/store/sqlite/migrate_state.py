@@ -1,4 +1,4 @@
-"""Migrations 5 and 6: the service-state tables, and moving the old settings rows into them."""
+"""Migrations 5, 6 and 8: the service-state tables, and moving the old settings rows into them."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from shared.store._common import iso_week, utcnow
 from shared.store.legacy import plan_legacy_moves
 from shared.store.sqlite.db import dumps, to_text
+from shared.store.sqlite.turns import turn_row, turns_table
 
 STATE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS proposals (
@@ -172,8 +173,11 @@ def _rows(models: Iterable[BaseModel], **extra: Any) -> list[dict[str, Any]]:
 def move_settings(conn: sqlite3.Connection) -> None:
     """Move the recognised settings rows into their tables and delete them from settings."""
     settings = {k: json.loads(v) for k, v in conn.execute("SELECT key, value FROM settings")}
-    moves = plan_legacy_moves(settings, now=utcnow())
+    now = utcnow()
+    moves = plan_legacy_moves(settings, now=now)
+    turns_table(conn)  # the turns came later: migration 6 on an old file creates it too
     _insert(conn, "proposals", _rows(moves.proposals))
+    _insert(conn, "turns", [turn_row(t.dated(now)) for t in moves.turns])
     _insert(
         conn,
         "feedback",

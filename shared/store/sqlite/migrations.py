@@ -233,6 +233,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(6, "settings rows move into their own tables", move_settings),
     Migration(7, "assertions, topic curation, change log; topics by updated_at", provenance_tables),
+    Migration(8, "chat turns table; settings turn rows move into it", move_settings),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

@@ -12,11 +12,11 @@ from shared.errors import BadInputError, NotFoundError
 from shared.store._common import need, utcnow
 from shared.store.models import Assertion, RelationKey, relation_from_subject, relation_subject
 from shared.store.models_provenance import (
-    CURATED_FIELDS,
     CuratedField,
     CurationMark,
     Retraction,
     Unasserted,
+    check_curated,
 )
 from shared.store.sqlite.db import SqliteDb, dumps, to_text
 
@@ -230,10 +230,7 @@ class SqliteCuration:
     ) -> builtins.list[CurationMark]:
         """Mark fields as set by an admin; returns all of the topic's marks."""
         need(by, "a curation mark needs the admin's id")
-        chosen = sorted(set(fields))
-        unknown = [f for f in chosen if f not in CURATED_FIELDS]
-        if unknown:
-            raise BadInputError(f"unknown curated field(s) {unknown}; expected {CURATED_FIELDS}")
+        chosen = check_curated(fields)
         at = to_text(now or utcnow())
 
         def run(conn: sqlite3.Connection) -> builtins.list[Any]:

@@ -15,6 +15,8 @@ from shared.store.models_learning import (
     LeaderboardEntry,
     QuizAttempt,
     Score,
+    check_answer,
+    check_question,
     rank_leaderboard,
 )
 from shared.store.sqlite.db import SqliteDb, dumps, to_text
@@ -139,8 +141,7 @@ class SqliteQuizAttempts:
         now: datetime | None = None,
     ) -> AnswerResult:
         """Record an answer once, add its points to the week's score, finish when complete."""
-        if choice < 0 or points < 0:
-            raise BadInputError("choice and points must not be negative")
+        check_answer(choice, points)
         moment = normalise_time(now or utcnow())
         at = to_text(moment)
 
@@ -148,11 +149,7 @@ class SqliteQuizAttempts:
             attempt = _load_attempt(conn, attempt_id)
             if attempt is None:
                 raise NotFoundError(f"quiz attempt {attempt_id!r} does not exist")
-            if not 0 <= question_index < len(attempt.question_keys):
-                raise BadInputError(
-                    f"question {question_index} is not in attempt {attempt_id!r} "
-                    f"({len(attempt.question_keys)} questions)"
-                )
+            check_question(attempt, question_index)
             if question_index in attempt.answers:
                 return AnswerResult(accepted=False, reason="already_answered", attempt=attempt)
             if attempt.status != "active" or (attempt.expires_at and attempt.expires_at <= moment):

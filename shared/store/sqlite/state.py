@@ -7,9 +7,8 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
-from shared.errors import BadInputError
 from shared.store._common import need, utcnow
-from shared.store.models_state import CustomTopic, Flag, MergeProgress
+from shared.store.models_state import CustomTopic, Flag, MergeProgress, check_increments
 from shared.store.sqlite.db import SqliteDb, dumps, to_text
 
 _COUNTS = ("topics_added", "topics_updated", "relations_added", "relations_dropped")
@@ -64,8 +63,7 @@ class SqliteMergeProgress:
         """Add one chunk's counts in one write transaction."""
         need(source_id, "merge progress needs a source id")
         increments = (topics_added, topics_updated, relations_added, relations_dropped)
-        if any(n < 0 for n in increments):
-            raise BadInputError("merge progress only grows: counts must not be negative")
+        check_increments(*increments)
         new_ids = list(changed_ids)
 
         def run(conn: sqlite3.Connection) -> Any:

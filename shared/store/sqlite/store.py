@@ -24,6 +24,7 @@ from shared.store.sqlite.quiz import SqliteQuizAttempts, SqliteScores
 from shared.store.sqlite.social import SqliteSuggestions, SqliteThreads
 from shared.store.sqlite.sources import SqliteSources, SqliteSourceTexts
 from shared.store.sqlite.state import SqliteCustomTopics, SqliteFlags, SqliteMergeProgress
+from shared.store.sqlite.turns import SqliteTurns
 from shared.store.sqlite.undo import SqliteChangeLog, log_before_image
 
 
@@ -49,6 +50,7 @@ class SqliteStore:
         self.curriculum = SqliteCurriculum(self.db)
         self.settings = SqliteSettings(self.db)
         self.proposals = SqliteProposals(self.db)
+        self.turns = SqliteTurns(self.db)
         self.feedback = SqliteFeedback(self.db)
         self.upload_messages = SqliteUploadMessages(self.db)
         self.merge_progress = SqliteMergeProgress(self.db)

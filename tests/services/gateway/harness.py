@@ -6,8 +6,9 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -16,21 +17,29 @@ import aiohttp
 import nats
 from slack_sdk.signature import SignatureVerifier
 
+from services.gateway.app import GatewayDeps, build
 from services.gateway.slack.dedupe import bucket_name
 from services.gateway.slack.gateway import SlackGateway
-from services.gateway.slack.service import GATEWAY_KEY, Mode, make_on_started, make_register
+from services.gateway.slack.http import SlackHttpServer
+from services.gateway.slack.service import Mode
 from shared.bus import STREAMS, Event, parse_event
 from shared.bus.subjects import ns_stream, ns_subject
 from shared.config import Settings, build_settings
-from shared.runtime.service import ServiceContext, start_service, stop_service
+from shared.runtime.service import (
+    Register,
+    Rpc,
+    ServiceContext,
+    ServiceSpec,
+    Subscription,
+    start_service,
+    stop_service,
+)
 from tests.fakes.fixtures import FAKE_SLACK_BOT_TOKEN, FAKE_SLACK_SIGNING_SECRET
 from tests.fakes.slack_server import FakeSlack
 
 ADMIN = "UADMIN1"
 USER = "UUSER1"
 ADMIN_CHANNEL = "CADMINS"
-
-Register = Callable[[ServiceContext], Awaitable[None]]
 
 
 def gateway_settings(
@@ -78,7 +87,7 @@ class Gateway:
     @property
     def gw(self) -> SlackGateway:
         """The SlackGateway object."""
-        return self.ctx.extras[GATEWAY_KEY]  # type: ignore[no-any-return]
+        return gateway_deps(self.ctx).current()
 
     @property
     def namespace(self) -> str:
@@ -220,12 +229,12 @@ async def start_gateway(settings: Settings, *, fake: FakeSlack, namespace: str) 
     mode = Mode("http", host="127.0.0.1", port=0)
     ctx = await start_service(
         "gateway",
-        register=make_register(mode),
-        on_started=make_on_started(mode, pace_interval=0),
+        build=partial(build, mode=mode, pace_interval=0),
         settings=settings,
         namespace=namespace,
     )
-    server = ctx.extras["slack_runtime"]
+    server = gateway_deps(ctx).runtime
+    assert isinstance(server, SlackHttpServer)
     http = aiohttp.ClientSession()
     ctx.closers.insert(0, http.close)
     return Gateway(
@@ -233,26 +242,40 @@ async def start_gateway(settings: Settings, *, fake: FakeSlack, namespace: str) 
     )
 
 
+def gateway_deps(ctx: ServiceContext) -> GatewayDeps:
+    """The gateway service's dependencies (its Slack gateway and runtime once connected)."""
+    assert ctx.spec is not None and isinstance(ctx.spec.deps, GatewayDeps)
+    return ctx.spec.deps
+
+
 async def start_stub(
     name: str,
     settings: Settings,
     *,
     namespace: str,
+    subscriptions: Sequence[Subscription] = (),
+    rpc: Sequence[Rpc] = (),
     register: Register | None = None,
     on_started: Register | None = None,
 ) -> ServiceContext:
-    """A stand-in service on the real bus (for services not under test)."""
+    """A stand-in service on the real bus (for services not under test).
 
-    async def nothing(_ctx: ServiceContext) -> None:
-        return None
+    `register` / `on_started` are the host's legacy hooks, still used by the Teams tests.
+    """
+    if register is not None or on_started is not None:
 
-    return await start_service(
-        name,
-        register=register or nothing,
-        on_started=on_started,
-        settings=settings,
-        namespace=namespace,
-    )
+        async def nothing(_ctx: ServiceContext) -> None:
+            return None
+
+        return await start_service(
+            name, register=register or nothing, on_started=on_started, settings=settings,
+            namespace=namespace,
+        )  # fmt: skip
+
+    def build_stub(_ctx: ServiceContext) -> ServiceSpec[None]:
+        return ServiceSpec(deps=None, subscriptions=subscriptions, rpc=rpc)
+
+    return await start_service(name, build=build_stub, settings=settings, namespace=namespace)
 
 
 async def drop_namespace(url: str, namespace: str) -> None:

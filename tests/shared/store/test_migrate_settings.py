@@ -1,11 +1,11 @@
-"""Migration 6 moves the old settings rows into their own tables; nothing is lost."""
+"""Migrations 6 and 8 move the old settings rows into their own tables; nothing is lost."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ AT = "2026-03-02T09:00:00+00:00"
 # Rows exactly as the services wrote them before the typed repositories existed.
 def old_rows() -> dict[str, Any]:
     """The v4 settings rows; lock expiries are relative to now, not to import time."""
-    return {
+    return {**turn_rows(), **{
         "proposal:prop-1": {
             "kind": "r42-proposal", "id": "prop-1", "summary": "Nieuw onderwerp OKR",
             "delta": {"reason": "r", "topics": [{"id": "okr", "label": "OKR", "type": "concept"}]},
@@ -53,17 +53,34 @@ def old_rows() -> dict[str, Any]:
         "extractor.sample_handbook": {"published": 4, "at": AT},
         "feedback:broken": {"no": "fields"},
         "something.else": [1, 2, 3],
+    }}  # fmt: skip
+
+
+def turn_rows() -> dict[str, Any]:
+    """The gateway's turn rows: one answered an hour ago, one past the retention."""
+    recent = (datetime.now(UTC) - timedelta(hours=1)).isoformat()
+    return {
+        "turn:cm-1700000001.000100": {
+            "user": "U1", "question": "Wat is OKR?", "topic_ids": ["okr", "scrum"],
+            "answer": "OKR staat voor …", "model": "claude-x", "prompt_version": "r42-v3",
+            "at": recent,
+        },
+        "turn:cm-1600000000.000100": {"user": "U2", "question": "Oud", "at": AT},
     }  # fmt: skip
 
 
 def write_v4_store(path: Path) -> None:
+    write_store_at(path, 4, old_rows())
+
+
+def write_store_at(path: Path, version: int, rows: dict[str, Any]) -> None:
     with sqlite3.connect(path, isolation_level=None) as conn:
         conn.execute("BEGIN")
         conn.execute(
             "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, "
             "description TEXT NOT NULL, applied_at TEXT NOT NULL)"
         )
-        for migration in MIGRATIONS[:4]:
+        for migration in MIGRATIONS[:version]:
             migration.apply(conn)
             conn.execute(
                 "INSERT INTO schema_version VALUES (?, ?, ?)",
@@ -71,7 +88,7 @@ def write_v4_store(path: Path) -> None:
             )
         conn.executemany(
             "INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?)",
-            [(k, json.dumps(v), AT) for k, v in old_rows().items()],
+            [(k, json.dumps(v), AT) for k, v in rows.items()],
         )
         conn.execute("COMMIT")
 
@@ -110,6 +127,11 @@ async def test_old_settings_rows_read_back_through_the_new_repositories(tmp_path
         assert handled is not None and handled.value["generated"] == ["article"]
         custom = await store.custom_topics.get("okr-basics")
         assert custom is not None and custom.offline and custom.requested_by == "U1"
+        turn = await store.turns.get("cm-1700000001.000100")
+        assert turn is not None and (turn.user, turn.topic_ids, turn.model) == (
+            "U1", ["okr", "scrum"], "claude-x",
+        )  # fmt: skip
+        assert await store.turns.get("cm-1600000000.000100") is None  # past the retention
         flag = await store.flags.get("extractor.sample_handbook")
         assert flag is not None and flag.value == {"published": 4, "at": AT}
         # Rows that are not recognised, or do not parse, stay in settings untouched.
@@ -139,3 +161,18 @@ async def test_fresh_store_has_the_state_tables(tmp_path: Path) -> None:
             "custom_topics", "flags", "locks"} <= tables  # fmt: skip
     assert rows == 0
     assert to_text(datetime(2026, 3, 2, tzinfo=UTC)) == "2026-03-02T00:00:00.000+00:00"
+
+
+async def test_turn_rows_of_a_version_7_store_move_in_migration_8(tmp_path: Path) -> None:
+    path = tmp_path / "v7.db"
+    write_store_at(path, 7, {**turn_rows(), "something.else": [1]})
+    store = await open_store(f"sqlite:///{path}")
+    try:
+        assert await store.schema_version() >= 8
+        turn = await store.turns.get("cm-1700000001.000100")
+        assert turn is not None and turn.question == "Wat is OKR?"
+        assert turn.prompt_version == "r42-v3" and turn.answer == "OKR staat voor …"
+        assert turn.expires_at is not None and turn.expires_at > datetime.now(UTC)
+        assert await store.settings.all() == {"something.else": [1]}
+    finally:
+        await store.close()

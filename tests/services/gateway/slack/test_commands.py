@@ -11,10 +11,10 @@ from PIL import Image
 from services.gateway.slack import ids
 from services.gateway.slack.blocks import learn as bl
 from services.gateway.slack.blocks.kit import block_problems
-from shared.bus import ContentReady, ContentRequested, publish_event, serve_rpc, subscribe_event
+from shared.bus import ContentReady, ContentRequested, publish_event
 from shared.bus.content_rpc import REFINE_SUBJECT, RefineReply, RefineRequest
 from shared.llm import LLMCallRecord
-from shared.runtime.service import ServiceContext
+from shared.runtime.service import Rpc, Subscription
 from shared.store import Relation, Source, Suggestion, iso_week
 from tests.fakes.slack_server import FakeSlack
 from tests.services.gateway.conftest import R42Stub, seed_topics
@@ -226,22 +226,12 @@ async def test_learn_slides_infographic_and_refine(
         refines.append(req)
         return RefineReply(topic_id=req.topic, article=ARTICLE, applied=["replace_sentence s1"])
 
-    async def register(c: ServiceContext) -> None:
-        subscribe_event(
-            c.broker, ContentRequested, durable="content", handler=content, namespace=c.namespace
-        )
-
-    async def started(c: ServiceContext) -> None:
-        await serve_rpc(
-            c.broker,
-            REFINE_SUBJECT,
-            request_model=RefineRequest,
-            handler=refine,
-            namespace=c.namespace,
-        )
-
     ctx = await start_stub(
-        "content", settings, namespace=gateway.namespace, register=register, on_started=started
+        "content",
+        settings,
+        namespace=gateway.namespace,
+        subscriptions=[Subscription(ContentRequested, "content", content)],
+        rpc=[Rpc(REFINE_SUBJECT, RefineRequest, refine)],
     )
     gateway.others.append(ctx)
 

@@ -7,8 +7,8 @@ import json
 import time
 
 from services.gateway.slack.listeners.learn import LEARN_ACK
-from shared.bus import ContentReady, ContentRequested, publish_event, subscribe_event
-from shared.runtime.service import ServiceContext
+from shared.bus import ContentReady, ContentRequested, publish_event
+from shared.runtime.service import Subscription
 from tests.fakes.slack_server import FakeSlack
 from tests.services.gateway.conftest import R42Stub, seed_topics
 from tests.services.gateway.harness import USER, Gateway, sign, start_gateway, start_stub
@@ -99,18 +99,11 @@ async def test_slash_command_acks_before_the_slow_work_finishes(
             namespace=content_ctx.namespace,
         )
 
-    async def register(ctx: ServiceContext) -> None:
-        subscribe_event(
-            ctx.broker,
-            ContentRequested,
-            durable="content",
-            handler=slow_content,
-            namespace=ctx.namespace,
-            ack_wait=60,
-        )
-
     content_ctx = await start_stub(
-        "content", settings, namespace=gateway.namespace, register=register
+        "content",
+        settings,
+        namespace=gateway.namespace,
+        subscriptions=[Subscription(ContentRequested, "content", slow_content, ack_wait=60)],
     )
     gateway.others.append(content_ctx)
 

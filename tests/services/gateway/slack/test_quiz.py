@@ -7,8 +7,7 @@ import json
 from services.gateway.slack import ids
 from services.gateway.slack.listeners.quiz import QUIZ_ACK
 from shared.bus import QuizAnswered, QuizReady, QuizRequested, QuizScored, publish_event
-from shared.bus import subscribe_event as subscribe
-from shared.runtime.service import ServiceContext
+from shared.runtime.service import ServiceContext, Subscription
 from shared.store import QuizAttempt
 from tests.fakes.slack_server import FakeSlack
 from tests.services.gateway.conftest import R42Stub, Tap
@@ -103,26 +102,16 @@ async def test_quiz_one_question_at_a_time_to_the_final_score(
 ) -> None:
     stub = QuizStub()
 
-    async def register(ctx: ServiceContext) -> None:
-        stub.ctx = ctx
-        subscribe(
-            ctx.broker,
-            QuizRequested,
-            durable="quiz-req",
-            handler=stub.on_requested,
-            namespace=ctx.namespace,
-        )
-        subscribe(
-            ctx.broker,
-            QuizAnswered,
-            durable="quiz-ans",
-            handler=stub.on_answered,
-            namespace=ctx.namespace,
-        )
-
-    gateway.others.append(
-        await start_stub("quiz", settings, namespace=gateway.namespace, register=register)
+    stub.ctx = await start_stub(
+        "quiz",
+        settings,
+        namespace=gateway.namespace,
+        subscriptions=[
+            Subscription(QuizRequested, "quiz-req", stub.on_requested),
+            Subscription(QuizAnswered, "quiz-ans", stub.on_answered),
+        ],
     )
+    gateway.others.append(stub.ctx)
     status, text = await gateway.command("/quiz")
     assert status == 200 and QUIZ_ACK in text
     first = (await fake_slack.wait_for("chat.update"))[0]
@@ -211,12 +200,12 @@ async def test_quiz_unavailable_is_explained(
             namespace=ctx.namespace,
         )
 
-    async def register(c: ServiceContext) -> None:
-        subscribe(
-            c.broker, QuizRequested, durable="quiz-req", handler=refuse, namespace=c.namespace
-        )
-
-    ctx = await start_stub("quiz", settings, namespace=gateway.namespace, register=register)
+    ctx = await start_stub(
+        "quiz",
+        settings,
+        namespace=gateway.namespace,
+        subscriptions=[Subscription(QuizRequested, "quiz-req", refuse)],
+    )
     gateway.others.append(ctx)
     await gateway.command("/quiz")
     update = (await fake_slack.wait_for("chat.update"))[0]

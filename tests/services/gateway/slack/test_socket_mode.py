@@ -5,16 +5,18 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from functools import partial
 from pathlib import Path
 
 import pytest
 
-from services.gateway.slack.service import Mode, make_on_started, make_register
+from services.gateway.app import build
+from services.gateway.slack.service import Mode
 from shared.runtime.service import ServiceContext, start_service
 from tests.fakes.fixtures import FAKE_SLACK_APP_TOKEN
 from tests.fakes.slack_server import FakeSlack
 from tests.services.gateway.conftest import R42Stub
-from tests.services.gateway.harness import USER, gateway_settings, stop_all
+from tests.services.gateway.harness import USER, gateway_deps, gateway_settings, stop_all
 
 
 @pytest.fixture
@@ -27,8 +29,7 @@ async def socket_gateway(
     mode = Mode("socket")
     ctx = await start_service(
         "gateway",
-        register=make_register(mode),
-        on_started=make_on_started(mode, pace_interval=0),
+        build=partial(build, mode=mode, pace_interval=0),
         settings=settings,
         namespace=f"s{unique}",
     )
@@ -111,5 +112,5 @@ async def test_socket_mode_acks_commands_and_events(
         await acked(fake_slack, envelope)
     update = (await fake_slack.wait_for("chat.update"))[0]
     assert "Antwoord op: Hoi" in json.dumps(update.args["blocks"])
-    await socket_gateway.extras["slack_gateway"].background.drain()
+    await gateway_deps(socket_gateway).current().background.drain()
     assert len(stub.chats) == 1
