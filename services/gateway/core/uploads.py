@@ -34,7 +34,7 @@ def check_text(data: bytes, *, max_bytes: int, name: str = "bestand.txt") -> str
 
 
 def read_upload(arg: str, *, max_bytes: int) -> tuple[str, str]:
-    """(file name, text) of a local file to ingest; BadInputError when missing, big or unreadable."""
+    """(file name, text) of a local file to ingest; BadInputError when missing or unreadable."""
     if not arg:
         raise BadInputError("gebruik: /ingest PAD")
     path = Path(arg).expanduser()
