@@ -1,8 +1,10 @@
-"""Retrieval quality on the sample handbook: ours vs a BM25 baseline (bm25s), same golden set.
+"""Retrieval quality on the sample handbook: R42 vs bm25s, scikit-learn TF-IDF and R42 before.
 
 Run: python bench/bench_retrieval_quality.py
-Prints recall@10, hit@3 and MRR overall and for the compound-word subset. Exits non-zero
-only when the run itself is broken (missing files, unknown expected ids).
+Prints recall@10, hit@3 and MRR per system for all Dutch questions, each kind of hard
+question (compound, plural, inflection, paraphrase, situation, one-word) and the English
+ones; then R42's relevance floor: off-topic precision (questions refused) and false
+refusals on real questions. Exits non-zero only when the run itself is broken.
 """
 
 from __future__ import annotations
@@ -17,11 +19,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DISABLE_TQDM", "1")  # bm25s progress bars would drown the table
 
-from shared.kb import KbTopic, RetrievalIndex, topics_from_markdown  # noqa: E402
+import numpy as np  # noqa: E402
+
+from shared.kb import KbTopic, RetrievalIndex, is_relevant, topics_from_markdown  # noqa: E402
 
 HANDBOOK = ROOT / "services" / "extractor" / "sample_handbook"
 GOLDEN = ROOT / "evals" / "retrieval" / "golden.jsonl"
+OFFTOPIC = ROOT / "evals" / "retrieval" / "offtopic.jsonl"
 K = 10
+GOALS = {"recall@10": 0.97, "hit@3": 0.93, "offtopic": 0.95}
 
 Search = Callable[[str], list[str]]
 
@@ -34,30 +40,61 @@ def load_handbook() -> list[KbTopic]:
     return topics
 
 
-def load_golden() -> list[dict]:
-    """The golden questions."""
-    lines = GOLDEN.read_text(encoding="utf-8").splitlines()
+def load_rows(path: Path) -> list[dict]:
+    """One JSON object per non-empty line."""
+    lines = path.read_text(encoding="utf-8").splitlines()
     return [json.loads(line) for line in lines if line.strip()]
 
 
-def bm25_search(topics: list[KbTopic]) -> Search:
-    """A bm25s baseline over the same text (label + description), Dutch stopwords."""
-    import bm25s
+def _text(topic: KbTopic) -> str:
+    return f"{topic.id}\n{topic.label}\n{topic.label}\n{topic.description}"
 
-    corpus = [f"{t.label}\n{t.description}" for t in topics]
+
+def bm25_search(topics: list[KbTopic]) -> Search:
+    """bm25s over the same text (id, label twice, description), Dutch stopwords and stemmer."""
+    import bm25s
+    import Stemmer
+
+    stemmer = Stemmer.Stemmer("dutch")
+    corpus = [_text(t) for t in topics]
     retriever = bm25s.BM25()
     retriever.index(
-        bm25s.tokenize(corpus, stopwords="nl", show_progress=False), show_progress=False
+        bm25s.tokenize(corpus, stopwords="nl", stemmer=stemmer, show_progress=False),
+        show_progress=False,
     )
 
     def search(question: str) -> list[str]:
-        tokens = bm25s.tokenize([question], stopwords="nl", show_progress=False)
-        if not tokens.vocab:
+        tokens = bm25s.tokenize([question], stopwords="nl", stemmer=stemmer, show_progress=False)
+        if not any(tokens.ids):
             return []
-        docs, _ = retriever.retrieve(tokens, k=min(K, len(topics)), show_progress=False)
-        return [topics[int(i)].id for i in docs[0]]
+        docs, scores = retriever.retrieve(tokens, k=min(K, len(topics)), show_progress=False)
+        return [topics[int(i)].id for i, s in zip(docs[0], scores[0], strict=True) if s > 0]
 
     return search
+
+
+def tfidf_search(topics: list[KbTopic]) -> Search:
+    """scikit-learn TfidfVectorizer, queried the fast way: `q @ X.T` on CSR."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    vectorizer = TfidfVectorizer(sublinear_tf=True, strip_accents="unicode")
+    matrix = vectorizer.fit_transform([_text(t) for t in topics]).tocsr()
+
+    def search(question: str) -> list[str]:
+        scores = (vectorizer.transform([question]) @ matrix.T).toarray().ravel()
+        top = np.argsort(-scores, kind="stable")[:K]
+        return [topics[int(i)].id for i in top if scores[i] > 0]
+
+    return search
+
+
+def previous_search(topics: list[KbTopic]) -> Search:
+    """R42's retrieval before this change (TF-IDF + compound fallback + verbatim), frozen."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from _previous_retrieval import RetrievalIndex as Previous
+
+    index = Previous.build(topics)
+    return lambda q: [h.topic_id for h in index.search(q, k=K)]
 
 
 def metrics(search: Search, rows: list[dict]) -> dict[str, float]:
@@ -74,37 +111,73 @@ def metrics(search: Search, rows: list[dict]) -> dict[str, float]:
     return {"recall@10": recall / n, "hit@3": hit3 / n, "mrr": mrr / n}
 
 
+def subsets(golden: list[dict]) -> dict[str, list[dict]]:
+    """Question subsets by language and kind."""
+    dutch = [row for row in golden if row.get("lang", "nl") == "nl"]
+    groups = {"nl all": dutch, "nl compound": [r for r in dutch if r.get("compound")]}
+    for kind in ("plural", "one-word", "inflection", "paraphrase", "situation"):
+        groups[f"nl {kind}"] = [r for r in dutch if r.get("kind") == kind]
+    groups["en all"] = [row for row in golden if row.get("lang") == "en"]
+    return groups
+
+
 def main() -> int:
-    """Print the quality table; non-zero exit only for a broken run."""
+    """Print the quality tables; non-zero exit only for a broken run."""
     topics = load_handbook()
-    golden = load_golden()
+    golden, offtopic = load_rows(GOLDEN), load_rows(OFFTOPIC)
     known = {t.id for t in topics}
     unknown = sorted({e for row in golden for e in row["expected"]} - known)
-    if not topics or not golden or unknown:
+    if not topics or not golden or not offtopic or unknown:
         print(f"broken run: {len(topics)} topics, {len(golden)} questions, unknown ids {unknown}")
         return 1
     ours = RetrievalIndex.build(topics)
-    plain = RetrievalIndex.build(topics, compound_weight=0.0)
     systems: dict[str, Search] = {
-        "ours (tf-idf + compound)": lambda q: [h.topic_id for h in ours.search(q, k=K)],
-        "ours without compound": lambda q: [h.topic_id for h in plain.search(q, k=K)],
-        "bm25s baseline": bm25_search(topics),
+        "R42 (bm25 + nl analysis)": lambda q: [h.topic_id for h in ours.search(q, k=K)],
+        "R42 before (tf-idf)": previous_search(topics),
+        "bm25s (nl stem+stop)": bm25_search(topics),
+        "sklearn tf-idf": tfidf_search(topics),
     }
-    compound = [row for row in golden if row.get("compound")]
-    print(f"{len(topics)} topics, {len(golden)} questions ({len(compound)} compound)\n")
-    print(f"{'system':28} {'subset':9} {'recall@10':>9} {'hit@3':>7} {'mrr':>7}")
+    groups = subsets(golden)
+    sizes = ", ".join(f"{name} {len(rows)}" for name, rows in groups.items())
+    print(f"{len(topics)} topics; questions: {sizes}; off-topic {len(offtopic)}\n")
+    print(f"{'system':26} {'subset':15} {'n':>4} {'recall@10':>9} {'hit@3':>7} {'mrr':>7}")
     for name, search in systems.items():
-        for subset, rows in (("all", golden), ("compound", compound)):
+        for subset, rows in groups.items():
             m = metrics(search, rows)
-            print(f"{name:28} {subset:9} {m['recall@10']:9.3f} {m['hit@3']:7.3f} {m['mrr']:7.3f}")
-    misses = [
-        row["question"]
-        for row in golden
-        if not set(row["expected"]) & set(systems["ours (tf-idf + compound)"](row["question"])[:3])
+            print(
+                f"{name:26} {subset:15} {len(rows):4} {m['recall@10']:9.3f} "
+                f"{m['hit@3']:7.3f} {m['mrr']:7.3f}"
+            )
+        print()
+    refused = [row["question"] for row in offtopic if not is_relevant(ours.search(row["question"]))]
+    false_refusals = [
+        row["question"] for row in golden if not is_relevant(ours.search(row["question"]))
     ]
-    print(f"\nours: {len(misses)} question(s) without a relevant topic in the top 3")
-    for question in misses:
-        print(f"  - {question}")
+    precision = len(refused) / len(offtopic)
+    print(
+        f"relevance floor: off-topic refused {len(refused)}/{len(offtopic)} = {precision:.3f} "
+        f"(goal ≥ {GOALS['offtopic']}); real questions refused "
+        f"{len(false_refusals)}/{len(golden)}"
+    )
+    for question in false_refusals:
+        print(f"  refused on-topic: {question}")
+    for row in offtopic:
+        if row["question"] not in refused:
+            print(f"  answered off-topic: {row['question']}")
+    dutch = metrics(systems["R42 (bm25 + nl analysis)"], groups["nl all"])
+    print(
+        f"\ngoals (Dutch): recall@10 {dutch['recall@10']:.3f} (≥ {GOALS['recall@10']}), "
+        f"hit@3 {dutch['hit@3']:.3f} (≥ {GOALS['hit@3']})"
+    )
+    misses = [
+        row
+        for row in golden
+        if not set(row["expected"]) & set(systems["R42 (bm25 + nl analysis)"](row["question"])[:3])
+    ]
+    print(f"R42: {len(misses)} question(s) without an expected topic in the top 3")
+    for row in misses:
+        top = systems["R42 (bm25 + nl analysis)"](row["question"])[:3]
+        print(f"  - [{row.get('lang', 'nl')}] {row['question']}  want {row['expected']} got {top}")
     return 0
 
 

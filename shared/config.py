@@ -7,11 +7,19 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, SettingsError
 
 # scheme://user:pass@ (or a comma-separated list of such URLs/hosts): every user-info part.
 _USERINFO_RE = re.compile(r"(?<=[/,])[^/@,\s]+@")
+
+
+# A Slack user id (U…/W…) or a Teams AAD object id (a GUID); no spaces, quotes or separators.
+_ADMIN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$")
+_STORE_SCHEMES = ("sqlite:///", "mongodb://", "mongodb+srv://")
+# "error parsing value for field "limits" from source "EnvSettingsSource"".
+_SETTINGS_FIELD_RE = re.compile(r'field "([^"]+)"')
 
 
 def redact_url(url: str) -> str:
@@ -78,7 +86,8 @@ class Settings(BaseSettings):
     teams_tenant_id: str | None = Field(
         default=None, validation_alias=AliasChoices("TEAMS_TENANT_ID", "R42_TEAMS_TENANT_ID")
     )
-    # Slack user ids and Teams AAD object ids; NoDecode: "U1,<guid>" is not JSON
+    # NoDecode: pydantic-settings would parse the env value as JSON before the validator runs,
+    # so the documented `R42_ADMINS=U1,U2` would fail; the validator takes both forms.
     admins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     admin_channel: str | None = None
 
@@ -96,14 +105,43 @@ class Settings(BaseSettings):
     handbook_path: str = ""
     handbook_branch: str = "main"
 
+    # NATS credentials of this process (the runtime hands each service its own nkey user).
+    nats_nkey_seed: Path | None = Field(
+        default=None, validation_alias=AliasChoices("NATS_NKEY_SEED", "R42_NATS_NKEY_SEED")
+    )
+    nats_inbox_prefix: str | None = Field(default=None, pattern=r"^_INBOX[A-Za-z0-9_-]*$")
+
     @field_validator("admins", mode="before")
     @classmethod
     def _split_admins(cls, value: object) -> object:
-        # Env values arrive as "U1,U2"; JSON lists are accepted too.
-        if isinstance(value, str) and value.strip().startswith("["):
-            return json.loads(value)
+        # Env values arrive as "U1,U2" or as a JSON list.
         if isinstance(value, str):
-            return [v.strip() for v in value.split(",") if v.strip()]
+            text = value.strip()
+            if text.startswith("["):
+                try:
+                    value = json.loads(text)
+                except ValueError:
+                    raise ValueError('not a valid JSON list; use U1,U2 or ["U1","U2"]') from None
+            else:
+                return [v.strip() for v in text.split(",") if v.strip()]
+        return value
+
+    @field_validator("admins")
+    @classmethod
+    def _check_admins(cls, value: list[str]) -> list[str]:
+        for admin in value:
+            if not _ADMIN_ID_RE.fullmatch(admin):
+                raise ValueError(f"{admin[:40]!r} is not a Slack user id or Teams AAD object id")
+        return value
+
+    @field_validator("store")
+    @classmethod
+    def _check_store(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(_STORE_SCHEMES):
+            scheme = value.partition("://")[0][:20] or value[:10]
+            raise ValueError(
+                f"unsupported store {scheme!r}: use sqlite:///path or mongodb://host/db"
+            )
         return value
 
     @property
@@ -134,6 +172,31 @@ class Settings(BaseSettings):
         return models[tier]
 
 
+def describe_settings_error(exc: ValidationError) -> str:
+    """One line naming each bad setting and why, never its value (it may be a secret)."""
+    parts = []
+    for err in exc.errors(include_url=False, include_input=False):
+        where = ".".join(str(p) for p in err["loc"]) or "settings"
+        parts.append(f"{where}: {err['msg'].removeprefix('Value error, ')}")
+    return "; ".join(parts)
+
+
 def build_settings(**overrides: object) -> Settings:
-    """Build settings from the environment (plus explicit overrides) at start-up."""
-    return Settings(**overrides)  # type: ignore[arg-type]
+    """Build settings from the environment (plus explicit overrides) at start-up.
+
+    Every problem surfaces as a pydantic ValidationError (also a value pydantic-settings
+    cannot decode), so each entry point reports it the same way, in one line.
+    """
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except SettingsError as exc:
+        match = _SETTINGS_FIELD_RE.search(str(exc))
+        field = match.group(1) if match else "settings"
+        detail: InitErrorDetails = {
+            "type": PydanticCustomError(
+                "settings_decode", "cannot parse the environment value (expected JSON)"
+            ),
+            "loc": (field,),
+            "input": None,
+        }
+        raise ValidationError.from_exception_data("Settings", [detail]) from None

@@ -262,10 +262,9 @@ async def _set_quiz(store: Store, user: str, active: bool | None) -> None:
 async def _stamped(store: Store, proposal_ids: list[str]) -> int:
     """How many stored proposals carry r42's running PROMPT_VERSION."""
     from services.r42.prompts import PROMPT_VERSION
-    from services.r42.proposals import proposal_key
 
     count = 0
     for proposal_id in proposal_ids:
-        record = await store.settings.get(proposal_key(proposal_id))
-        count += isinstance(record, dict) and record.get("prompt_version") == PROMPT_VERSION
+        stored = await store.proposals.get(proposal_id)
+        count += stored is not None and stored.prompt_version == PROMPT_VERSION
     return count

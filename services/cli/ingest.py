@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import getpass
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
 
@@ -25,15 +26,18 @@ from rich.text import Text
 from services.extractor.graph_analysis import analyze_graph, apply_graph_plan
 from services.extractor.graph_plan import GraphPlan
 from services.extractor.handbook import FileOutcome, github_client, sync_handbook
+from services.extractor.lifecycle import delete_source, undo_change
 from services.extractor.local import follow_sources, ingest_locally
 from services.extractor.outcomes import mark_cancelled, read_progress
+from services.extractor.review import discard, held_changes, release
 from services.extractor.session import (
     AdminSession,
     admin_session,
     extract_options,
     live_nats_url,
 )
-from services.extractor.uploads import TEXT_SUFFIXES, read_upload, register_upload
+from services.extractor.undo import undo_entries
+from services.extractor.uploads import load_document, register_upload
 from shared.bus import (
     Event,
     SourceCancelled,
@@ -44,6 +48,7 @@ from shared.bus import (
 )
 from shared.config import Settings, build_settings
 from shared.errors import BadInputError, R42Error
+from shared.formats import EmptyDocumentError, is_supported, supported_list
 from shared.store import describe_validation
 
 T = TypeVar("T")
@@ -75,33 +80,69 @@ def run[T](main: Callable[[], Awaitable[T]]) -> T:
 # -- ingest --------------------------------------------------------------------------------
 
 
-def expand_paths(paths: list[Path]) -> list[Path]:
-    """Files as given; a directory stands for its markdown and text files (recursively)."""
-    out: list[Path] = []
+@dataclass(frozen=True)
+class Candidate:
+    """A file to ingest and the source name it gets (its path inside the ingested folder)."""
+
+    path: Path
+    name: str
+    from_dir: bool
+
+
+def expand_paths(paths: list[Path]) -> tuple[list[Candidate], list[str]]:
+    """Files as given; a directory stands for every supported file in it (recursively).
+
+    Returns the candidates and the notices of files a directory holds but R42 cannot read
+    (skipped, not a failure). Hidden folders (.git, .github…) are not looked into.
+    """
+    out: dict[Path, Candidate] = {}
+    skipped: list[str] = []
     for path in paths:
-        if path.is_dir():
-            found = sorted(p for p in path.rglob("*") if p.suffix.lower() in TEXT_SUFFIXES)
-            if not found:
-                fail(f"{path}: no {', '.join(TEXT_SUFFIXES)} files in this directory", code=2)
-            out.extend(found)
-        else:
-            out.append(path)
-    return list(dict.fromkeys(out))
+        if not path.is_dir():
+            out.setdefault(path, Candidate(path, path.name, from_dir=False))
+            continue
+        found = 0
+        for child in sorted(path.rglob("*")):
+            relative = child.relative_to(path)
+            if any(part.startswith(".") for part in relative.parts) or not child.is_file():
+                continue
+            if not is_supported(child.name):
+                skipped.append(f"{child}: unsupported format {child.suffix or '(no suffix)'}")
+                continue
+            found += 1
+            out.setdefault(child, Candidate(child, relative.as_posix(), from_dir=True))
+        if not found:
+            fail(f"{path}: no {supported_list()} files in this directory", code=2)
+    return list(out.values()), skipped
 
 
-def load_files(paths: list[Path], *, max_bytes: int) -> list[tuple[Path, str]]:
-    """Read and check every file first: one bad file means nothing is stored."""
+def load_files(paths: list[Path], *, max_bytes: int) -> list[tuple[str, str]]:
+    """Read and check every file first: one unreadable file means nothing is stored.
+
+    Empty files and (inside a directory) unsupported formats are skipped with a notice.
+    """
+    candidates, skipped = expand_paths(paths)
     loaded, problems = [], []
-    for path in expand_paths(paths):
+    for candidate in candidates:
         try:
-            loaded.append((path, read_upload(path, max_bytes=max_bytes)))
+            document = load_document(candidate.path, max_bytes=max_bytes, name=str(candidate.path))
+        except EmptyDocumentError as exc:
+            skipped.append(str(exc))
+            continue
         except BadInputError as exc:
             problems.append(str(exc))
+            continue
+        skipped.extend(f"warning: {w}" for w in document.warnings)
+        loaded.append((candidate.name, document.text))
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    for notice in skipped:
+        err.print(Text(notice if notice.startswith("warning") else f"skipped {notice}", "yellow"))
     if problems:
-        err = Console(stderr=True, highlight=False, soft_wrap=True)
         for problem in problems:
             err.print(Text(f"error: {problem}", "red"))
         fail("nothing was ingested", code=2)
+    if not loaded:
+        fail("nothing to ingest: every file was skipped", code=2)
     return loaded
 
 
@@ -149,12 +190,37 @@ def new_progress(console: Console) -> Progress:
                     TextColumn("chunks {task.fields[status]}"), console=console)  # fmt: skip
 
 
+async def _until_ended(session: AdminSession, bars: SourceBars) -> None:
+    """Until every source ended: by its events, or by the store when events were missed.
+
+    Events sent while `r42 up` restarts (or NATS is down) never reach this core
+    subscription; the store has the outcome either way.
+    """
+    ended = asyncio.create_task(bars.ended.wait())
+    try:
+        while not ended.done():
+            await asyncio.wait({ended}, timeout=STORE_POLL_S)
+            if ended.done():
+                return
+            sources = [await session.store.sources.get(sid) for sid in bars.tasks]
+            if all(s is not None and s.status in ("completed", "failed", "cancelled")
+                   for s in sources):  # fmt: skip
+                return
+    finally:
+        ended.cancel()
+
+
+STORE_POLL_S = 2.0
+
+
 async def _via_stack(
     session: AdminSession, bars: SourceBars, events: list[SourceUploaded], *,
     wait: bool, wait_s: float | None, console: Console,
 ) -> bool:  # fmt: skip
     """Hand the sources to the running extractor; False when waiting timed out."""
     assert session.publish is not None
+    if not bars.tasks:  # every file was skipped: nothing will report, nothing to wait for
+        return True
     subs = []
     if wait:  # subscribed before publishing, so no progress event is missed
         subs = await follow_sources(
@@ -172,7 +238,7 @@ async def _via_stack(
             return True
         with bars.progress:
             try:
-                await asyncio.wait_for(bars.ended.wait(), wait_s)
+                await asyncio.wait_for(_until_ended(session, bars), wait_s)
             except TimeoutError:
                 console.print("still running; see `r42 sources` for progress")
                 return False
@@ -184,7 +250,7 @@ async def _via_stack(
 
 
 async def ingest_files(
-    settings: Settings, files: list[tuple[Path, str]], *, wait: bool, wait_s: float | None
+    settings: Settings, files: list[tuple[str, str]], *, wait: bool, wait_s: float | None
 ) -> int:
     """Register every file, then extract here or hand them to the running extractor."""
     console = Console(highlight=False, soft_wrap=True)
@@ -192,13 +258,13 @@ async def ingest_files(
     async with admin_session(settings, llm=live_nats_url(settings) is None) as session:
         bars = SourceBars(new_progress(console))
         events: list[SourceUploaded] = []
-        for path, text in files:
-            reg = await register_upload(session.store, name=path.name, text=text,
+        for name, text in files:
+            reg = await register_upload(session.store, name=name, text=text,
                                         uploaded_by=who, actor="cli")  # fmt: skip
             if reg.duplicate_of is not None:
-                console.print(f"skipped {path}: already ingested as source {reg.duplicate_of.id}")
+                console.print(f"skipped {name}: already ingested as source {reg.duplicate_of.id}")
             elif reg.event is not None:
-                bars.add(reg.event.source_id, path.name)
+                bars.add(reg.event.source_id, name)
                 events.append(reg.event)
         if session.publish is not None:
             finished = await _via_stack(session, bars, events, wait=wait, wait_s=wait_s,
@@ -315,20 +381,44 @@ async def _sync(settings: Settings, console: Console) -> int:
     async with admin_session(settings, llm=True) as session:
 
         def show(outcome: FileOutcome) -> None:
-            if outcome.status == "failed":
-                console.print(Text(f"  failed    {outcome.path}: {outcome.error}", "red"))
-            elif outcome.status == "changed":
-                console.print(f"  synced    {outcome.path}: +{outcome.topics_added} new, "
-                              f"{outcome.topics_updated} updated topic(s)")  # fmt: skip
-            else:
-                console.print(f"  unchanged {outcome.path}")
+            console.print(sync_line(outcome))
 
         report = await sync_handbook(store=session.store, settings=settings,
                                      limiter=session.limiter, options=extract_options(),
                                      publish=session.publish, on_file=show)  # fmt: skip
-    console.print(f"handbook: {report.count('changed')} synced, {report.count('unchanged')} "
-                  f"unchanged, {report.count('failed')} failed")  # fmt: skip
-    return 1 if report.count("failed") else 0
+    counts = ", ".join(f"{report.count(s)} {w}" for s, w in _SYNC_WORDS if report.count(s))
+    console.print(f"handbook: {counts or 'nothing to do'} "
+                  f"({report.github_requests} GitHub request(s))")  # fmt: skip
+    if report.rate_limited:
+        console.print(Text(f"stopped: {report.rate_limited}; sync again after that", "red"))
+    return 1 if report.count("failed") or report.rate_limited else 0
+
+
+_SYNC_WORDS = (("changed", "synced"), ("unchanged", "unchanged"), ("renamed", "renamed"),
+               ("deleted", "deleted"), ("skipped", "skipped"), ("failed", "failed"),
+               ("not_tried", "not tried"), ("held", "held for review"))  # fmt: skip
+
+
+def sync_line(outcome: FileOutcome) -> Text:
+    """One line of `r42 sync-handbook` output."""
+    path = outcome.path
+    if outcome.status == "failed":
+        return Text(f"  failed    {path}: {outcome.error}", "red")
+    if outcome.status == "changed":
+        removed = f", {len(outcome.removed_ids)} removed" if outcome.removed_ids else ""
+        return Text(f"  synced    {path}: +{outcome.topics_added} new, "
+                    f"{outcome.topics_updated} updated topic(s){removed}")  # fmt: skip
+    if outcome.status == "deleted":
+        return Text(f"  deleted   {path}: {len(outcome.removed_ids)} topic(s) removed", "yellow")
+    if outcome.status == "renamed":
+        return Text(f"  renamed   {outcome.renamed_from} → {path}")
+    if outcome.status == "skipped":
+        return Text(f"  skipped   {path}: {outcome.error}", "yellow")
+    if outcome.status == "held":
+        return Text(f"  held      {path}: {outcome.error}", "yellow")
+    if outcome.status == "not_tried":
+        return Text(f"  not tried {path}", "yellow")
+    return Text(f"  unchanged {path}")
 
 
 def plan_table(plan: GraphPlan) -> Table:
@@ -346,9 +436,46 @@ async def _analyze(settings: Settings) -> GraphPlan:
         return await analyze_graph(store=session.store, limiter=session.limiter)
 
 
-async def _apply(settings: Settings, plan: GraphPlan) -> None:
+async def _apply(settings: Settings, plan: GraphPlan, max_deletions: int | None) -> str | None:
     async with admin_session(settings) as session:
-        await apply_graph_plan(store=session.store, plan=plan, publish=session.publish)
+        _, undo_id = await apply_graph_plan(store=session.store, plan=plan,
+                                            publish=session.publish,
+                                            max_deletions=max_deletions)  # fmt: skip
+        return undo_id
+
+
+async def _delete(settings: Settings, source_id: str, max_deletions: int | None) -> str:
+    async with admin_session(settings) as session:
+        removed, undo_id = await delete_source(store=session.store, source_id=source_id,
+                                               publish=session.publish,
+                                               max_deletions=max_deletions)  # fmt: skip
+    return (f"source {source_id} deleted: {len(removed)} topic(s) removed"
+            f"{' (' + ', '.join(removed[:10]) + ')' if removed else ''}; "
+            f"undo with `r42 graph undo {undo_id}`")  # fmt: skip
+
+
+async def _held(settings: Settings, release_key: str | None, discard_key: str | None) -> str:
+    async with admin_session(settings) as session:
+        if release_key:
+            undo_id = await release(session.store, release_key, publish=session.publish)
+            return f"released {release_key}; undo with `r42 graph undo {undo_id}`"
+        if discard_key:
+            await discard(session.store, discard_key)
+            return f"discarded {discard_key}"
+        held = await held_changes(session.store)
+    return "\n".join(f"{h.key}  {h.at}  {h.reason}: {', '.join(h.updated_ids[:8])}"
+                     for h in held) or "nothing is held for review"  # fmt: skip
+
+
+async def _undo(settings: Settings, undo_id: str | None, listing: bool) -> str:
+    async with admin_session(settings) as session:
+        if listing:
+            entries = await undo_entries(session.store)
+            return "\n".join(f"{e.id}  {e.at}  {e.reason} ({e.topics} topic(s))"
+                             for e in entries) or "nothing to undo"  # fmt: skip
+        done, touched = await undo_change(store=session.store, undo_id=undo_id,
+                                          publish=session.publish)  # fmt: skip
+    return f"undid {done}: {len(touched)} topic(s) restored or removed"
 
 
 def register(app: typer.Typer) -> None:
@@ -380,6 +507,17 @@ def register(app: typer.Typer) -> None:
         settings = load_settings()
         Console(highlight=False, soft_wrap=True).print(run(lambda: _cancel(settings, source_id)))
 
+    @sources.command("delete")
+    def delete(
+        source_id: Annotated[str, typer.Argument(metavar="ID")],
+        max_deletions: Annotated[int | None, typer.Option(
+            "--max-deletions", min=0, help="Raise the bound on topics removed at once.")] = None,
+    ) -> None:  # fmt: skip
+        """Delete a source: what only it asserted leaves the graph (undoable)."""
+        settings = load_settings()
+        message = run(lambda: _delete(settings, source_id, max_deletions))
+        Console(highlight=False, soft_wrap=True).print(message)
+
     @app.command("sync-handbook")
     def sync_command() -> None:
         """Extract the GitHub handbook's changed files (R42_HANDBOOK_OWNER/REPO/PATH/BRANCH)."""
@@ -393,6 +531,12 @@ def register(app: typer.Typer) -> None:
     def analyze_command(
         apply: Annotated[bool, typer.Option("--apply", help="Apply after confirming.")] = False,
         yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask to confirm.")] = False,
+        max_deletions: Annotated[
+            int | None,
+            typer.Option(
+                "--max-deletions", min=0, help="Raise the bound on topics deleted at once."
+            ),
+        ] = None,
     ) -> None:
         """Propose merges, deletions, relations and relevance fixes; preview, then apply."""
         settings = load_settings()
@@ -412,7 +556,31 @@ def register(app: typer.Typer) -> None:
         if not yes and not typer.confirm(f"Apply these {actions} action(s)?"):
             console.print("not applied")
             raise typer.Exit(1)
-        run(lambda: _apply(settings, plan))
+        undo_id = run(lambda: _apply(settings, plan, max_deletions))
         console.print(f"applied: {len(plan.changes.topics_delete)} topic(s) removed, "
                       f"{len(plan.changes.relations_upsert)} relation(s) written, "
-                      f"{len(plan.changes.topics_upsert)} relevance update(s)")  # fmt: skip
+                      f"{len(plan.changes.topics_upsert)} relevance update(s); "
+                      f"undo with `r42 graph undo {undo_id}`")  # fmt: skip
+
+    @graph.command("held")
+    def held_command(
+        release_key: Annotated[str | None, typer.Option("--release", metavar="KEY",
+                                                        help="Apply a held change.")] = None,
+        discard_key: Annotated[str | None, typer.Option("--discard", metavar="KEY",
+                                                        help="Drop a held change.")] = None,
+    ) -> None:  # fmt: skip
+        """Extractions held for review (they would rewrite many existing topics)."""
+        settings = load_settings()
+        Console(highlight=False, soft_wrap=True).print(
+            run(lambda: _held(settings, release_key, discard_key))
+        )
+
+    @graph.command("undo")
+    def undo_command(
+        undo_id: Annotated[str | None, typer.Argument(metavar="[ID]")] = None,
+        listing: Annotated[bool, typer.Option("--list", help="List what can be undone.")] = False,
+    ) -> None:
+        """Undo an applied graph analysis or source deletion (the newest by default)."""
+        settings = load_settings()
+        Console(highlight=False, soft_wrap=True).print(run(lambda: _undo(settings, undo_id,
+                                                                         listing)))  # fmt: skip

@@ -34,7 +34,7 @@ from services.content.stale import find_stale, regenerate
 from services.content.topics import find_topic, resolve_or_create
 from shared.config import build_settings
 from shared.errors import R42Error
-from shared.kb.weekly import iso_week, weekly_topic
+from shared.kb.weekly import iso_week
 from shared.llm import MemorySink, configure_llm, reset_llm
 from shared.store import Content, Store, describe_validation, open_store
 
@@ -143,7 +143,10 @@ def show_command(
     found, content, generated = _run(store, action)
     kinds = kinds_of(type_)
     if png is not None:
-        picture = part_png(content) or render_infographic_png(part_of(content, "infographic"))
+        infographic = part_of(content, "infographic")
+        if infographic is None:
+            fail(f"no infographic of {found.label} was stored; try again with --force")
+        picture = part_png(content) or render_infographic_png(infographic)
         write_atomically_bytes(png, picture)
     if as_json:
         doc = {
@@ -198,20 +201,17 @@ def week_command(
     store: StoreOption = None,
 ) -> None:
     """Print the weekly topic of a user (the curriculum, else a stable weighted pick)."""
+    from services.quiz.week import WeekTopic, week_topic
+
     when = week or iso_week(datetime.now(UTC).date())
 
-    async def action(s: Store) -> tuple[str | None, str]:
-        chosen = weekly_topic(
-            user_id=user, week=when, topics=await s.topics.list(),
-            curriculum_topic=await s.curriculum.get(when),
-        )  # fmt: skip
-        found = await find_topic(s, chosen) if chosen else None
-        return chosen, found.label if found else ""
+    async def action(s: Store) -> WeekTopic:
+        return await week_topic(store=s, user_id=user, week=when)  # the quiz service's rule
 
-    chosen, label = _run(store, action)
-    if chosen is None:
+    found = _run(store, action).topic
+    if found is None:
         fail(f"no eligible topic for {when}: the knowledge graph has no non-excluded topics")
-    typer.echo(f"{when} {user}: {label} [{chosen}]")
+    typer.echo(f"{when} {user}: {found.label} [{found.id}]")
 
 
 def stale_command(

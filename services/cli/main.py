@@ -14,6 +14,8 @@ import typer
 # nothing happens at import time.
 COMMAND_MODULES: tuple[str, ...] = (
     "services.cli.up",
+    "services.cli.status",
+    "services.cli.creds",
     "services.cli.events",
     "services.cli.kb",
     "services.cli.chat",
@@ -53,6 +55,17 @@ def build_app(argv: list[str] | None = None) -> typer.Typer:
         ] = False,
     ) -> None:
         """R42 command line."""
+        # Checked once for every command: a bad setting is one line and exit 2, never a
+        # traceback from deep inside a command.
+        from pydantic import ValidationError
+
+        from shared.config import build_settings, describe_settings_error
+
+        try:
+            build_settings()
+        except ValidationError as exc:
+            typer.echo(f"r42: invalid settings: {describe_settings_error(exc)}", err=True)
+            raise typer.Exit(2) from None
 
     @app.command()
     def version() -> None:

@@ -51,11 +51,26 @@ def calls_table(calls: list[LlmCall]) -> Table:
     return table
 
 
+def cache_hit_rate(row: CallAggregate) -> float | None:
+    """Share of the input tokens read from the prompt cache (None without input)."""
+    total = row.input_tokens + row.cache_creation_input_tokens + row.cache_read_input_tokens
+    return row.cache_read_input_tokens / total if total else None
+
+
 def totals_table(rows: list[CallAggregate], *, by: str) -> Table:
-    """Aggregate cost and tokens per task or model."""
+    """Aggregate cost and tokens per task or model, with the cache hit rate."""
     table = Table(title=f"Cost per {by}", title_justify="left")
     table.add_column(by)
-    for name in ("calls", "errors", "in", "out", "cache write", "cache read", "cost $"):
+    for name in (
+        "calls",
+        "errors",
+        "in",
+        "out",
+        "cache write",
+        "cache read",
+        "cache hit",
+        "cost $",
+    ):
         table.add_column(name, justify="right")
     for row in rows:
         table.add_row(
@@ -66,12 +81,15 @@ def totals_table(rows: list[CallAggregate], *, by: str) -> Table:
             str(row.output_tokens),
             str(row.cache_creation_input_tokens),
             str(row.cache_read_input_tokens),
+            "-" if (rate := cache_hit_rate(row)) is None else f"{rate:.0%}",
             f"{row.cost_usd:.4f}",
         )
     if rows:
         calls, errors = sum(r.calls for r in rows), sum(r.errors for r in rows)
         cost = f"{sum(r.cost_usd for r in rows):.4f}"
-        table.add_row(Text("total", style="bold"), str(calls), str(errors), "", "", "", "", cost)
+        table.add_row(
+            Text("total", style="bold"), str(calls), str(errors), "", "", "", "", "", cost
+        )
     return table
 
 
@@ -88,6 +106,9 @@ def calls_command(
         payload = {
             key: [item.model_dump(mode="json") for item in items] for key, items in data.items()
         }
+        for key in ("by_task", "by_model"):
+            for item, row in zip(payload[key], data[key], strict=True):
+                item["cache_hit_rate"] = cache_hit_rate(row)
         typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))
         return
     console = Console(highlight=False)

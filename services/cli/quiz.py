@@ -151,7 +151,8 @@ async def _take(store: Store, *, user: str, week: str, console: Console) -> None
         store=store, user_id=user, week=week, config=config,
         generate=on_demand_generator(store, config),
     )  # fmt: skip
-    attempt_id, question = started.attempt.id, started.question
+    attempt_id = started.attempt.id
+    question: dict[str, Any] | None = started.question
     console.print(Text(f"Quiz van week {started.attempt.week} voor {user}", style="bold"))
     while question is not None:
         body = Text(question["text"] + "\n\n")

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.text import Text
 
-from shared.config import Settings, build_settings
+from shared.config import Settings, build_settings, describe_settings_error
 from shared.errors import R42Error
 from shared.runtime import (
     EmbeddedRuntime,
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 EXIT_USAGE = 2
 EXIT_FAILED = 1
+READY_TIMEOUT_S = 90.0
 
 
 def llm_summary(settings: Settings) -> str:
@@ -123,6 +124,18 @@ async def _until_stopped(
     for note in runtime.notes:
         err.print(Text(note, style="yellow"), soft_wrap=True)
     run, console_note = console_choice(settings, wanted=console)
+    err.print("waiting for every service to answer…", style="dim")
+    # "Up" means every service answers: a question typed at the prompt must find its service.
+    ready = asyncio.create_task(runtime.wait_ready(timeout=READY_TIMEOUT_S))
+    stopped = asyncio.create_task(stop.wait())
+    await asyncio.wait({ready, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    stopped.cancel()
+    if not ready.done():  # Ctrl-C while starting
+        ready.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await ready
+        return 0
+    ready.result()  # raises ServicesNotReadyError
     out.print(Text("R42 is up", style="bold green"))
     rows = banner(settings=settings, state=state, runtime=runtime, console_note=console_note)
     for key, value in rows:
@@ -133,7 +146,11 @@ async def _until_stopped(
         await stop.wait()
         return 0
     out.print(f"Next: ask something below, or {watch}. Ctrl-C stops everything.", soft_wrap=True)
-    live = settings.model_copy(update={"nats_url": state.nats_url})
+    update: dict[str, object] = {"nats_url": state.nats_url}
+    cli = runtime.users.get("cli")
+    if state.nats_auth and cli is not None:
+        update.update(nats_nkey_seed=cli.seed_file, nats_inbox_prefix=cli.inbox_prefix)
+    live = settings.model_copy(update=update)
     console_task = asyncio.create_task(run(settings=live))
     stop_task = asyncio.create_task(stop.wait())
     try:
@@ -160,7 +177,7 @@ async def serve(
     stop = asyncio.Event()
     runtime = EmbeddedRuntime(
         data_dir=settings.data_dir, services=services, nats_url=settings.nats_url,
-        on_event=_Reporter(err),
+        on_event=_Reporter(err), store_url=settings.store_url,
     )  # fmt: skip
     signals = 0
 
@@ -189,6 +206,9 @@ async def serve(
                 settings=settings, runtime=runtime, state=state, console=console, stop=stop,
                 out=out, err=err,
             )  # fmt: skip
+        except R42Error as exc:
+            err.print(Text(f"r42 up: {exc}", style="bold red"), soft_wrap=True)
+            rc = EXIT_FAILED
         finally:
             err.print("stopping services and NATS…", style="dim")
             await runtime.stop()
@@ -215,8 +235,8 @@ def run_up(*, data_dir: Path | None, console: bool, service_names: list[str]) ->
         settings = build_settings(**({"data_dir": data_dir} if data_dir else {}))
     except ValidationError as exc:
         # Locations and messages only: the rejected input may be a secret.
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        err.print(Text(f"r42 up: invalid settings: {problems}", style="bold red"))
+        problems = describe_settings_error(exc)
+        err.print(Text(f"r42 up: invalid settings: {problems}", style="bold red"), soft_wrap=True)
         return EXIT_USAGE
     from services.registry import available_services, select_services
 

@@ -39,7 +39,7 @@ def build(ctx: ServiceContext) -> ServiceSpec[ContentDeps]:
         await handlers.kb_updated(event, store=deps.store)
 
     async def refine(request: RefineRequest) -> handlers.RefineReply:
-        return await handlers.refine(request, store=deps.store)
+        return await handlers.refine(request, store=deps.store, admins=ctx.settings.admins)
 
     async def flag_stale() -> None:
         stale = await mark_stale_content(deps.store)

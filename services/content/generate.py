@@ -162,7 +162,12 @@ async def ensure_content(
     kinds = kinds_of(content_type)
     current = await store.content.get(topic.id)
     todo = [
-        k for k in kinds if force or part_of(current, k) is None or stale_reasons(current, k, topic)
+        k
+        for k in kinds
+        if force
+        or current is None
+        or part_of(current, k) is None
+        or stale_reasons(current, k, topic)
     ]
     if not todo:
         return Outcome(topic=topic, content=current, generated=())

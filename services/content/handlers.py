@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 
 from services.content.ports import ContentStore
 from services.content.rpc import RefineReply, RefineRequest, answer_refine
@@ -32,6 +33,8 @@ async def kb_updated(event: KbUpdated, *, store: ContentStore) -> None:
         log.info("kb.updated %s: content of %d topic(s) is stale", event.kb_hash, len(flagged))
 
 
-async def refine(request: RefineRequest, *, store: ContentStore) -> RefineReply:
+async def refine(
+    request: RefineRequest, *, store: ContentStore, admins: Collection[str]
+) -> RefineReply:
     """rpc.content.refine: an admin's instruction applied as patch operations."""
-    return await answer_refine(request, store=store)
+    return await answer_refine(request, store=store, admins=admins)

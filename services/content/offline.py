@@ -16,10 +16,14 @@ from services.content.models import (
     MAX_TAGLINE_WORDS,
     PALETTE,
     Article,
+    ArticleSection,
     CustomTopic,
     Infographic,
     LearningBundle,
+    Slide,
     SlideDeck,
+    Stat,
+    Step,
 )
 from services.content.patches import PATCH_TOOLS
 from services.content.prompts import (
@@ -87,20 +91,20 @@ def article(topic: dict[str, str]) -> Article:
         title=f"{label} in vijf minuten",
         intro=f"Deze week staat {label} centraal. {facts[0]}",
         sections=[
-            {"heading": f"Wat is {label}?", "body": " ".join(
+            ArticleSection(heading=f"Wat is {label}?", body=" ".join(
                 [*facts[:3], "In deze micro-learning lees je de kern in een paar minuten."]
-            )},
-            {"heading": "Waarom het ertoe doet", "body": " ".join([
+            )),
+            ArticleSection(heading="Waarom het ertoe doet", body=" ".join([
                 why,
                 "Bij Respellion werken we radicaal transparant, dus deze kennis is voor "
                 "iedereen beschikbaar.",
                 "Zo kun je zelf goede beslissingen nemen zonder op anderen te wachten.",
-            ])},
-            {"heading": "Zo pak je het aan", "body": " ".join([
+            ])),
+            ArticleSection(heading="Zo pak je het aan", body=" ".join([
                 f"Lees wat het handboek over {label} zegt.",
                 "Bespreek met een collega hoe jullie er in je team mee omgaan.",
                 "Noteer één ding dat je deze week anders gaat doen.",
-            ])},
+            ])),
         ],
         key_takeaways=[
             _clip(f"{label}: {facts[0]}", 160),
@@ -114,15 +118,15 @@ def slides(topic: dict[str, str]) -> SlideDeck:
     """A four-slide deck following the article."""
     text = article(topic)
     deck = [
-        {"title": section.heading,
-         "bullets": [_clip(s, 160) for s in split_sentences(section.body)[:3]],
-         "speaker_note": section.body}
+        Slide(title=section.heading,
+              bullets=[_clip(s, 160) for s in split_sentences(section.body)[:3]],
+              speaker_note=section.body)
         for section in text.sections
     ]  # fmt: skip
     deck.append(
-        {"title": "Kernpunten", "bullets": text.key_takeaways,
-         "speaker_note": f"Sluit af met de kernpunten over {topic['label']} en vraag wat "
-                         "iedereen deze week gaat toepassen."}
+        Slide(title="Kernpunten", bullets=text.key_takeaways,
+              speaker_note=f"Sluit af met de kernpunten over {topic['label']} en vraag wat "
+                           "iedereen deze week gaat toepassen.")
     )  # fmt: skip
     return SlideDeck(title=_clip(topic["label"], 160), slides=deck)
 
@@ -136,14 +140,14 @@ def infographic(topic: dict[str, str]) -> Infographic:
         headline=_words(f"{label} in één oogopslag", MAX_HEADLINE_WORDS),
         tagline=_words(f"Wat je deze week moet weten over {label}", MAX_TAGLINE_WORDS),
         stats=[
-            {"value": "1", "label": "onderwerp per week"},
-            {"value": "3", "label": "stappen om mee te beginnen"},
-            {"value": "5 min", "label": "leestijd"},
+            Stat(value="1", label="onderwerp per week"),
+            Stat(value="3", label="stappen om mee te beginnen"),
+            Stat(value="5 min", label="leestijd"),
         ],
         steps=[
-            {"number": 1, "text": f"Lees wat het handboek over {_clip(label, 120)} zegt."},
-            {"number": 2, "text": "Bespreek het met een collega."},
-            {"number": 3, "text": "Pas deze week één ding toe."},
+            Step(number=1, text=f"Lees wat het handboek over {_clip(label, 120)} zegt."),
+            Step(number=2, text="Bespreek het met een collega."),
+            Step(number=3, text="Pas deze week één ding toe."),
         ],
         quote=_clip(_facts(topic)[0], 300),
         theme=themes[pick],  # type: ignore[arg-type]

@@ -119,7 +119,9 @@ def _apply_one(doc: dict[str, Any], patch: _Patch) -> None:
         doc["key_takeaways"] = list(patch.takeaways)
 
 
-def apply_article_patches(article: Article | Mapping[str, Any], tool_uses: Iterable[Any]) -> dict:
+def apply_article_patches(
+    article: Article | Mapping[str, Any], tool_uses: Iterable[Any]
+) -> dict[str, Any]:
     """Apply patch tool calls in order to a copy of the article; returns the patched dict."""
     if isinstance(article, Article):
         doc: dict[str, Any] = article.model_dump(mode="json")

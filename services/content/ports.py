@@ -6,7 +6,9 @@ from typing import Protocol
 
 from shared.store import (
     ContentRepository,
-    SettingsRepository,
+    CustomTopicRepository,
+    IdempotencyRepository,
+    LockRepository,
     Suggestion,
     Topic,
 )
@@ -55,6 +57,16 @@ class ContentStore(Protocol):
         ...
 
     @property
-    def settings(self) -> SettingsRepository:
-        """Handled requests, custom topics and leases (until typed repositories land)."""
+    def custom_topics(self) -> CustomTopicRepository:
+        """Learning topics users asked for that the graph does not have."""
+        ...
+
+    @property
+    def idempotency(self) -> IdempotencyRepository:
+        """Requests already handled, with their outcome."""
+        ...
+
+    @property
+    def locks(self) -> LockRepository:
+        """Per-topic generation leases."""
         ...

@@ -1,11 +1,11 @@
 """content.requested → generate what is missing or stale → content.ready; idempotent.
 
-A request is remembered by event id (settings key `content.handled_requests`, the newest
-1000) right after its content is stored and before `content.ready` goes out. A redelivery
-of a remembered request republishes the same `content.ready` (its event id is derived from
-the request's, so JetStream dedupes it) and never calls the model again, even when the
-request said `force`. Without `force`, cached content answers a new request directly.
-"""
+A request is remembered by event id (the store's idempotency keys, scope
+`content.requested`, kept a week) right after its content is stored and before
+`content.ready` goes out. A redelivery of a remembered request republishes the same
+`content.ready` (its event id is derived from the request's, so JetStream dedupes it) and
+never calls the model again, even when the request said `force`. Without `force`, cached
+content answers a new request directly."""
 
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ from shared.store import utcnow
 log = logging.getLogger(__name__)
 
 ACTOR = "content"
-HANDLED_KEY = "content.handled_requests"
-MAX_HANDLED = 1000
+HANDLED_SCOPE = "content.requested"
+HANDLED_TTL_S = 7 * 24 * 3600.0
 _MAX_ERROR = 4000
 
 Publish = Callable[[Event], Awaitable[Any]]
@@ -33,19 +33,15 @@ Publish = Callable[[Event], Awaitable[Any]]
 
 async def handled_outcome(store: ContentStore, event_id: str) -> dict[str, Any] | None:
     """What a request with this event id produced, if it was handled before."""
-    records = await store.settings.get(HANDLED_KEY, []) or []
-    return next((r for r in records if r.get("event_id") == event_id), None)
+    record = await store.idempotency.get(HANDLED_SCOPE, event_id)
+    return dict(record.value) if record is not None else None
 
 
 async def remember(store: ContentStore, record: dict[str, Any]) -> None:
-    """Record a handled request (bounded: the oldest are forgotten)."""
-
-    def add(current: Any) -> list[dict[str, Any]]:
-        kept = [r for r in (current or []) if r.get("event_id") != record["event_id"]]
-        kept.append(record)
-        return kept[-MAX_HANDLED:]
-
-    await store.settings.update(HANDLED_KEY, add, default=[])
+    """Record a handled request (forgotten after a week, long past any redelivery)."""
+    await store.idempotency.put_if_absent(
+        HANDLED_SCOPE, record["event_id"], record, ttl_s=HANDLED_TTL_S
+    )
 
 
 def ready_event(

@@ -25,9 +25,9 @@ from shared.errors import BadInputError
 from shared.kb import fold_text, is_kebab_id, to_kebab_id
 from shared.kb.models import MAX_ID_CHARS
 from shared.llm import call_llm
+from shared.store import CustomTopic as StoredCustomTopic
 from shared.store import Suggestion, Topic, utcnow
 
-CUSTOM_TOPICS_KEY = "content.custom_topics"
 MAX_REQUEST_CHARS = 200
 
 
@@ -75,7 +75,7 @@ def _from_record(record: dict[str, Any]) -> LearningTopic:
 
 async def custom_topics(store: ContentStore) -> dict[str, dict[str, Any]]:
     """Every custom topic record by id."""
-    return dict(await store.settings.get(CUSTOM_TOPICS_KEY, {}) or {})
+    return {t.id: t.model_dump(mode="json") for t in await store.custom_topics.list()}
 
 
 async def get_topic(store: ContentStore, topic_id: str) -> LearningTopic | None:
@@ -160,24 +160,18 @@ async def create_custom_topic(
         return same  # the polished label names a topic we already have
     base = to_kebab_id(polished.label)
     kg_ids = await store.topics.ids()
-    chosen: dict[str, Any] = {}
-
-    def add(current: Any) -> dict[str, Any]:
-        records = dict(current or {})
-        topic_id = unique_topic_id(base, kg_ids | set(records))
-        chosen.clear()
-        chosen.update(
+    while True:  # another request may take the id between our read and our insert
+        topic_id = unique_topic_id(base, kg_ids | await store.custom_topics.ids())
+        custom = StoredCustomTopic(
             id=topic_id, label=polished.label, description=polished.description,
-            type=polished.type, learning_relevance=polished.relevance,
-            requested_as=_fold(text), requested_by=requested_by,
-            created_at=utcnow().isoformat(), prompt_version=CUSTOM_TOPIC_PROMPT_VERSION,
-            offline=offline, suggestion_id=f"custom-topic-{topic_id}",
+            type=polished.type, learning_relevance=polished.learning_relevance or "standard",
+            requested_as=_fold(text), requested_by=requested_by, created_at=utcnow(),
+            prompt_version=CUSTOM_TOPIC_PROMPT_VERSION, offline=offline,
+            suggestion_id=f"custom-topic-{topic_id}",
         )  # fmt: skip
-        records[topic_id] = dict(chosen)
-        return records
-
-    await store.settings.update(CUSTOM_TOPICS_KEY, add, default={})
-    topic = _from_record(chosen)
+        if await store.custom_topics.add(custom):
+            break
+    topic = _from_record(custom.model_dump(mode="json"))
     # The delta has the shape of the bus's KbDelta, so approving it is an ordinary delta.
     delta_topic = {
         "id": topic.id, "label": topic.label, "type": topic.type,
@@ -185,7 +179,7 @@ async def create_custom_topic(
     }  # fmt: skip
     await store.suggestions.create(
         Suggestion(
-            id=chosen["suggestion_id"],
+            id=f"custom-topic-{topic.id}",
             delta={
                 "reason": f"Custom learning topic requested as {text!r}",
                 "topics": [delta_topic],

@@ -28,7 +28,12 @@ from services.extractor.kb_import import answer_import
 from services.extractor.offline import offline_plans
 from services.extractor.outcomes import ACTOR
 from services.extractor.sync_rpc import answer_sync
-from services.extractor.uploads import read_upload, register_upload, sha256_text
+from services.extractor.uploads import (
+    read_upload,
+    register_staged,
+    register_upload,
+    sha256_text,
+)
 from shared.bus import (
     ChunkExtracted,
     KbDeltaDecided,
@@ -38,11 +43,14 @@ from shared.bus import (
 )
 from shared.bus.extractor_rpc import (
     KB_IMPORT_SUBJECT,
+    REGISTER_UPLOAD_SUBJECT,
     SYNC_HANDBOOK_SUBJECT,
     HandbookSyncReply,
     HandbookSyncRequest,
     KbImportReply,
     KbImportRequest,
+    RegisterUploadReply,
+    RegisterUploadRequest,
 )
 from shared.errors import R42Error
 from shared.runtime.service import (
@@ -91,6 +99,11 @@ def build(
     async def on_import(request: KbImportRequest) -> KbImportReply:
         return await answer_import(request, store=deps.store, publish=deps.publish)
 
+    async def on_register(request: RegisterUploadRequest) -> RegisterUploadReply:
+        return await register_staged(deps.store, request,
+                                     max_bytes=ctx.settings.max_upload_bytes,
+                                     publish=deps.publish)  # fmt: skip
+
     async def on_cancel_broadcast(event: SourceCancelled) -> None:
         deps.tasks.cancel(event.source_id)  # the worker running it may be this replica
 
@@ -113,6 +126,7 @@ def build(
         rpc=[
             Rpc(SYNC_HANDBOOK_SUBJECT, HandbookSyncRequest, on_sync, max_concurrency=2),
             Rpc(KB_IMPORT_SUBJECT, KbImportRequest, on_import, max_concurrency=1),
+            Rpc(REGISTER_UPLOAD_SUBJECT, RegisterUploadRequest, on_register, max_concurrency=4),
         ],
         on_started=[sample],
         offline_plans=offline_plans(),
@@ -126,11 +140,11 @@ async def ingest_sample_handbook_if_first_start(deps: ExtractorDeps) -> int:
     or a restart after a crash half-way, publishes the same events (deduplicated).
     """
     store = deps.store
-    if not deps.extractor.sample_handbook or await store.settings.get(SAMPLE_FLAG):
+    if not deps.extractor.sample_handbook or await store.flags.get(SAMPLE_FLAG) is not None:
         return 0
     existing = await store.sources.list(limit=1000)
     if any(not s.id.startswith(SAMPLE_PREFIX) for s in existing):
-        await store.settings.set(SAMPLE_FLAG, {"skipped": "sources existed on first start"})
+        await store.flags.set(SAMPLE_FLAG, {"skipped": "sources existed on first start"})
         return 0
     published = 0
     for path in sorted(sample_handbook_dir().glob("*.md")):
@@ -142,7 +156,7 @@ async def ingest_sample_handbook_if_first_start(deps: ExtractorDeps) -> int:
         if registration.event is not None:
             await deps.publish(registration.event)
             published += 1
-    await store.settings.set(
+    await store.flags.set(
         SAMPLE_FLAG, {"published": published, "at": datetime.now(UTC).isoformat()}
     )
     log.info("first start: queued %d sample handbook file(s) for extraction", published)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Literal
 
 from services.extractor.outcomes import Publish, publish_kb_updated
 from services.extractor.ports import ExtractorStore
+from services.extractor.provenance import ADMIN, add_assertions
 from shared.bus import KbDeltaDecided
+from shared.errors import BadInputError
 from shared.kb import GraphDelta, validate_delta
-from shared.store import KbChanges, Relation, Suggestion, Topic, TopicMetadata
+from shared.store import KbChanges, Relation, Topic, TopicMetadata
 
 log = logging.getLogger(__name__)
 
@@ -18,7 +21,9 @@ DecisionOutcome = Literal["applied", "nothing_to_apply", "rejected", "already_de
 
 def delta_changes(delta: GraphDelta, *, suggestion_id: str, decided_by: str) -> KbChanges:
     """The validated delta as store changes (adds only; validate_delta dropped the rest)."""
-    meta = {"source": "suggestion", "suggestion_id": suggestion_id, "approved_by": decided_by}
+    # An admin approved these topics: they are the admin's, never removed by a retraction.
+    meta = {"source": "suggestion", "suggestion_id": suggestion_id, "approved_by": decided_by,
+            "created_by_admin": True}  # fmt: skip
     return KbChanges(
         topics_upsert=[
             Topic(id=t.id, label=t.label, type=t.type, description=t.description,
@@ -35,21 +40,29 @@ def delta_changes(delta: GraphDelta, *, suggestion_id: str, decided_by: str) -> 
 
 
 async def apply_decision(
-    *, store: ExtractorStore, event: KbDeltaDecided, publish: Publish
+    *,
+    store: ExtractorStore,
+    event: KbDeltaDecided,
+    publish: Publish,
+    is_admin: Callable[[str], bool],
 ) -> DecisionOutcome:
     """Apply or reject a suggestion exactly once; a redelivered decision changes nothing.
+
+    Only a stored suggestion can be decided, and only by someone the owner's own rule
+    `is_admin` accepts (services/extractor/admins.py); the delta applied is the stored one,
+    never the event's. Anything else raises BadInputError (termed, reported as `failed.*`).
 
     Order: apply, publish kb.updated, then mark decided (compare-and-set from pending). A
     crash in between redelivers the event: re-validation drops what was already added,
     the kb.updated id is derived (deduplicated) and the mark is set then.
     """
+    if not is_admin(event.decided_by):
+        raise BadInputError(
+            f"suggestion {event.suggestion_id}: {event.decided_by!r} is not an admin"
+        )
     suggestion = await store.suggestions.get(event.suggestion_id)
     if suggestion is None:
-        # Decided before r42 stored it (or proposed elsewhere): keep the record complete.
-        suggestion = await store.suggestions.create(
-            Suggestion(id=event.suggestion_id, delta=event.delta.model_dump(mode="json"),
-                       proposed_by=event.decided_by, context={"recorded_by": "extractor"})
-        )  # fmt: skip
+        raise BadInputError(f"no stored suggestion {event.suggestion_id} to decide")
     if suggestion.status != "pending":
         return "already_decided"
     if event.decision == "rejected":
@@ -69,6 +82,8 @@ async def apply_decision(
     if delta is not None:
         changes = delta_changes(delta, suggestion_id=suggestion.id, decided_by=event.decided_by)
         await store.apply_kb_changes(changes)
+        keys = [(r.source, r.target, r.type) for r in delta.relations]
+        await add_assertions(store, ADMIN, topics=[t.id for t in delta.topics], relations=keys)
         changed = [t.id for t in delta.topics]
         changed += [end for r in delta.relations for end in (r.source, r.target)]
         await publish_kb_updated(

@@ -10,6 +10,7 @@ from services.extractor.pipeline import ask_with_output_retries
 from services.extractor.ports import ExtractorStore
 from services.extractor.prompts import GRAPH_SYSTEM, graph_message
 from services.extractor.tools import EMIT_GRAPH_ACTIONS, GraphActions
+from services.extractor.undo import check_bound, record_before_image
 from shared.errors import BadInputError
 from shared.llm import Limiter
 from shared.store import KbChangeResult
@@ -42,21 +43,32 @@ async def analyze_graph(*, store: ExtractorStore, limiter: Limiter | None) -> Gr
 
 
 async def apply_graph_plan(
-    *, store: ExtractorStore, plan: GraphPlan, publish: Publish | None
-) -> KbChangeResult:
-    """Apply a previewed plan atomically, only if the graph is still what was analysed."""
-    current = graph_fingerprint(await store.topics.list(), await store.relations.list())
+    *,
+    store: ExtractorStore,
+    plan: GraphPlan,
+    publish: Publish | None,
+    max_deletions: int | None = None,
+) -> tuple[KbChangeResult, str | None]:
+    """Apply a previewed plan atomically, only if the graph is still what was analysed.
+
+    A plan deleting more topics than the bound is refused unless `max_deletions` raises it;
+    the before-image is recorded first, so `undo` can restore it. Returns the undo id.
+    """
+    topics = await store.topics.list()
+    current = graph_fingerprint(topics, await store.relations.list())
     if current != plan.fingerprint:
         raise BadInputError(
             "the knowledge graph changed since the preview; nothing was applied "
             "(run `r42 graph analyze` again)"
         )
     if plan.empty:
-        return KbChangeResult(applied=False)
+        return KbChangeResult(applied=False), None
+    check_bound(plan.changes, graph_size=len(topics), allowed=max_deletions)
+    undo_id = await record_before_image(store, plan.changes, reason="graph analysis")
     result = await store.apply_kb_changes(plan.changes)
     if publish is not None:
         await publish_kb_updated(
             store, publish, changed_ids=plan.changed_ids, reason="graph analysis applied",
-            key=("graph-analysis", uuid.uuid4().hex),
+            removed_ids=plan.changes.topics_delete, key=("graph-analysis", uuid.uuid4().hex),
         )  # fmt: skip
-    return result
+    return result, undo_id

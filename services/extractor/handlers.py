@@ -5,11 +5,12 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from services.extractor.admins import is_graph_admin
 from services.extractor.cancel import SourceTasks
 from services.extractor.config import ExtractOptions, ExtractorSettings
 from services.extractor.deltas import apply_decision
 from services.extractor.merge import merge_chunk
-from services.extractor.outcomes import ACTOR, Publish, fail_source, mark_cancelled
+from services.extractor.outcomes import ACTOR, Publish, fail_source, in_flow, mark_cancelled
 from services.extractor.ports import ExtractorStore
 from services.extractor.runner import run_source
 from services.extractor.uploads import sha256_text
@@ -47,6 +48,10 @@ class ExtractorDeps:
         """Chunking and model options from the extractor settings."""
         return self.extractor.options
 
+    def is_admin(self, user_id: str) -> bool:
+        """Whether a user may decide suggestions (the owner's own rule; never a request field)."""
+        return is_graph_admin(user_id, self.settings)
+
 
 async def ensure_source(store: ExtractorStore, event: SourceUploaded) -> None:
     """Create the source row if the uploader only stored the text (checked against sha256)."""
@@ -76,13 +81,14 @@ async def on_source_uploaded(deps: ExtractorDeps, event: SourceUploaded) -> None
     """source.uploaded → extract every unmerged chunk (redelivery resumes a crashed run)."""
     delivery = current_delivery()
     last = delivery.last if delivery is not None else True
+    publish = in_flow(deps.publish, event.correlation_id)
     try:
         await ensure_source(deps.store, event)
     except BadInputError as exc:
-        await fail_source(deps.store, event.source_id, str(exc), deps.publish)
+        await fail_source(deps.store, event.source_id, str(exc), publish)
         return
     result = await run_source(
-        store=deps.store, source_id=event.source_id, publish=deps.publish,
+        store=deps.store, source_id=event.source_id, publish=publish,
         limiter=deps.limiter, options=deps.options, tasks=deps.tasks, last_attempt=last,
         correlation_id=event.correlation_id,
     )  # fmt: skip
@@ -93,7 +99,8 @@ async def on_source_uploaded(deps: ExtractorDeps, event: SourceUploaded) -> None
 async def on_source_cancelled(deps: ExtractorDeps, event: SourceCancelled) -> None:
     """source.cancelled → record the status; the task here (if any) stops at once."""
     deps.tasks.cancel(event.source_id)
-    if not await mark_cancelled(deps.store, event.source_id, deps.publish):
+    publish = in_flow(deps.publish, event.correlation_id)
+    if not await mark_cancelled(deps.store, event.source_id, publish):
         source = await deps.store.sources.get(event.source_id)
         state = source.status if source else "unknown"
         log.info("cancel of source %s ignored: it is %s", event.source_id, state)
@@ -101,12 +108,19 @@ async def on_source_cancelled(deps: ExtractorDeps, event: SourceCancelled) -> No
 
 async def on_chunk_extracted(deps: ExtractorDeps, event: ChunkExtracted) -> None:
     """chunk.extracted → merge it (once; a redelivery is a no-op)."""
-    await merge_chunk(store=deps.store, event=event, publish=deps.publish)
+    await merge_chunk(
+        store=deps.store, event=event, publish=in_flow(deps.publish, event.correlation_id)
+    )
 
 
 async def on_delta_decided(deps: ExtractorDeps, event: KbDeltaDecided) -> None:
     """kb.delta.decided → apply an approved delta or record a rejection (idempotent)."""
-    outcome = await apply_decision(store=deps.store, event=event, publish=deps.publish)
+    outcome = await apply_decision(
+        store=deps.store,
+        event=event,
+        publish=in_flow(deps.publish, event.correlation_id),
+        is_admin=deps.is_admin,
+    )
     log.info("suggestion %s: %s", event.suggestion_id, outcome)
 
 

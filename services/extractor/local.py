@@ -11,7 +11,7 @@ from typing import Any
 from services.extractor.cancel import SourceTasks
 from services.extractor.config import ExtractOptions
 from services.extractor.merge import merge_chunk
-from services.extractor.outcomes import mark_cancelled
+from services.extractor.outcomes import in_flow, mark_cancelled
 from services.extractor.pipeline import ExtractResult
 from services.extractor.ports import ExtractorStore
 from services.extractor.runner import run_source
@@ -46,7 +46,8 @@ class LocalBus:
         """Deliver one event the way the bus would, without a bus."""
         self.published.append(event)
         if isinstance(event, ChunkExtracted):
-            await merge_chunk(store=self._store, event=event, publish=self.publish)
+            publish = in_flow(self.publish, event.correlation_id)
+            await merge_chunk(store=self._store, event=event, publish=publish)
         elif self._observer is not None:
             self._observer(event)
 
@@ -66,8 +67,9 @@ async def ingest_locally(
     for source_id in source_ids:
         try:
             results[source_id] = await run_source(
-                store=store, source_id=source_id, publish=bus.publish, limiter=limiter,
-                options=options, tasks=tasks, last_attempt=True,
+                store=store, source_id=source_id, publish=in_flow(bus.publish, source_id),
+                limiter=limiter, options=options, tasks=tasks, last_attempt=True,
+                correlation_id=source_id,  # one flow per source
             )  # fmt: skip
         except asyncio.CancelledError:
             # Ctrl-C: no extractor would ever resume this source, so it ends as cancelled.

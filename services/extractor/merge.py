@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from services.extractor.curation import curation_marks, keep_curated
 from services.extractor.outcomes import (
     RUNNING,
     Publish,
@@ -17,6 +18,8 @@ from services.extractor.outcomes import (
     publish_kb_updated,
 )
 from services.extractor.ports import ExtractorStore
+from services.extractor.provenance import Assertions, add_assertions, asserted_by_result
+from services.extractor.review import hold_if_over_bound
 from shared.bus import ChunkExtracted
 from shared.errors import BadInputError, TransientError
 from shared.kb import MergePlan, plan_merge, to_kebab_id
@@ -103,18 +106,45 @@ async def plan_against_store(
 async def merge_chunk(
     *, store: ExtractorStore, event: ChunkExtracted, publish: Publish
 ) -> MergeOutcome:
-    """Upsert one chunk's topics and relations (never deletes), then report progress."""
+    """Upsert one chunk's topics and relations (never deletes), then report progress.
+
+    The owner checks meaning as well as shape: a chunk result is accepted only for a source
+    in progress, at an index inside the chunk count its own LLM step recorded. Anything
+    else raises BadInputError (the consumer terms it and reports `failed.chunk.extracted`).
+    """
     source = await store.sources.get(event.source_id)
     if source is None:
-        log.warning("chunk %d of unknown source %s: dropped", event.chunk_index, event.source_id)
-        return MergeOutcome(applied=False)
+        raise BadInputError(f"chunk {event.chunk_index} names unknown source {event.source_id}")
+    total = source.chunks_total
+    if total is None or event.chunk_count != total or not 0 <= event.chunk_index < total:
+        raise BadInputError(
+            f"chunk {event.chunk_index}/{event.chunk_count} does not fit source {source.id} "
+            f"({'not chunked yet' if total is None else f'{total} chunk(s)'})"
+        )
+    if source.status not in RUNNING:
+        if event.chunk_index in await store.sources.merged_chunks(source.id):
+            # A redelivery of a chunk merged before the source ended: at most re-announce
+            # the completion (a crash may have come between recording and publishing it).
+            completed = await finish_if_done(store, source.id, publish, republish=True)
+            return MergeOutcome(applied=False, completed=completed)
+        raise BadInputError(
+            f"chunk {event.chunk_index} of source {source.id}: the source is {source.status}"
+        )
     plan, existing = await plan_against_store(store, event.topics, event.relations)
     metadata = {"source": source.name, "source_id": source.id,
                 "prompt_version": event.prompt_version}  # fmt: skip
-    changes = KbChanges(
-        topics_upsert=topics_for_store(plan, existing, metadata=metadata),
-        relations_upsert=relations_for_store(plan),
-    )
+    # What an admin set is kept; the extraction's differing value is only logged.
+    marks = await curation_marks(store, existing)
+    upserts, _ = keep_curated(topics_for_store(plan, existing, metadata=metadata), existing, marks)
+    changes = KbChanges(topics_upsert=upserts, relations_upsert=relations_for_store(plan))
+    asserted = asserted_by_result(plan, existing, event.topics, event.relations)
+    if await hold_if_over_bound(store, key=f"{source.id}:{event.chunk_index}",
+                                asserter=source.id, updated_ids=list(plan.updated_ids),
+                                changes=changes, asserted=asserted,
+                                reason=f"chunk {event.chunk_index} of {source.name} would "
+                                       f"rewrite {plan.topics_updated} topics"):  # fmt: skip
+        # The chunk counts as merged; what it would change waits for an admin.
+        changes, asserted = KbChanges(), Assertions()
     mark = ChunkMark(source_id=source.id, chunk_index=event.chunk_index)
     try:
         result = await store.apply_kb_changes(changes, chunk=mark)
@@ -122,6 +152,8 @@ async def merge_chunk(
         # An endpoint vanished between planning and writing (a concurrent delete): nothing
         # was written; planning again on redelivery sees the current graph.
         raise TransientError(f"chunk {event.chunk_index} of {source.id}: {exc}") from exc
+    # Recorded on every delivery (idempotent): a crash after the write cannot lose it.
+    await add_assertions(store, source.id, topics=asserted.topics, relations=asserted.relations)
     if not result.applied:
         log.info("chunk %d of %s was merged before; skipped", event.chunk_index, source.id)
         completed = await finish_if_done(store, source.id, publish, republish=True)

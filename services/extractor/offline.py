@@ -24,6 +24,9 @@ _FENCE_RE = re.compile(r"^\s*(```|~~~)")
 _MAX_RELATED = 5
 _MIN_MENTION_CHARS = 4
 _NEAR_DUPLICATE = 0.9
+# The tool schema's limits (services.extractor.tools): the offline answers stay inside them.
+_MAX_ID, _MAX_LABEL, _MAX_DESCRIPTION = 120, 200, 2000
+_MAX_TOPICS, _MAX_RELATIONS = 60, 150
 
 
 def _title_and_intro(markdown: str) -> tuple[str | None, str]:
@@ -76,7 +79,7 @@ def derive_graph(markdown: str, *, name: str, known_ids: list[str]) -> dict[str,
             parent = to_kebab_id(title)
         except ValueError:
             parent = None
-    if parent is not None and parent not in {s.id for s in sections}:
+    if title and parent is not None and parent not in {s.id for s in sections}:
         topics.append(_topic(parent, title, "concept", intro))
     for section in sections:
         topics.append(_topic(section.id, section.label, section.type, section.description))
@@ -104,13 +107,44 @@ def derive_graph(markdown: str, *, name: str, known_ids: list[str]) -> dict[str,
     return {"topics": topics, "relations": relations}
 
 
+def _clip(text: str, limit: int) -> str:
+    """At most `limit` characters, cut at a word boundary with an ellipsis when cut."""
+    if len(text) <= limit:
+        return text
+    return (text[: limit - 1].rsplit(" ", 1)[0] or text[: limit - 1]) + "…"
+
+
+def fit_schema(graph: dict[str, Any]) -> dict[str, Any]:
+    """The graph within the tool schema's limits (ids, labels, descriptions, list sizes).
+
+    A real handbook has headings longer than a label may be and sections longer than a
+    description: the offline provider must answer what the schema accepts, like a model.
+    """
+    ids: dict[str, str] = {}
+    topics: list[dict[str, Any]] = []
+    for topic in graph["topics"]:
+        short = topic["id"][:_MAX_ID].rstrip("-") or topic["id"][:_MAX_ID]
+        if short in ids.values() or len(topics) >= _MAX_TOPICS:
+            continue
+        ids[topic["id"]] = short
+        topics.append({**topic, "id": short, "label": _clip(topic["label"], _MAX_LABEL),
+                       "description": _clip(topic["description"], _MAX_DESCRIPTION)})  # fmt: skip
+    relations: list[dict[str, Any]] = []
+    for relation in graph["relations"]:
+        source = ids.get(relation["source"], relation["source"][:_MAX_ID].rstrip("-"))
+        target = ids.get(relation["target"], relation["target"][:_MAX_ID].rstrip("-"))
+        if source and target and source != target and len(relations) < _MAX_RELATIONS:
+            relations.append({**relation, "source": source, "target": target})
+    return {"topics": topics, "relations": relations}
+
+
 def offline_knowledge_graph(request: OfflineRequest) -> dict[str, Any]:
     """emit_knowledge_graph / emit_handbook_delta offline: topics from the headings."""
     parsed = split_document_message(request.user)
     if parsed is None:
         return {"topics": [], "relations": []}
     name, document, known = parsed
-    return derive_graph(document, name=name, known_ids=known)
+    return fit_schema(derive_graph(document, name=name, known_ids=known))
 
 
 def _graph_rows(text: str) -> tuple[list[list[str]], list[list[str]]]:

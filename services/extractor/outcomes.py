@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
 from services.extractor.ports import ExtractorStore
+from services.extractor.provenance import retract_all, supersede
 from shared.bus import (
     Event,
     KbUpdated,
@@ -27,44 +29,40 @@ Publish = Callable[[Event], Awaitable[Any]]
 
 RUNNING: frozenset[SourceStatus] = frozenset({"pending", "processing"})
 MAX_CHANGED_IDS = 500
+KB_HASH_KEY = "kb:version_hash"
 _COUNTS = ("topics_added", "topics_updated", "relations_added", "relations_dropped")
-
-
-def progress_key(source_id: str) -> str:
-    """The settings key holding a source's running counts."""
-    return f"extractor.progress.{source_id}"
 
 
 async def read_progress(store: ExtractorStore, source_id: str) -> dict[str, Any]:
     """A source's running counts (zeros when nothing was merged yet)."""
-    value = await store.settings.get(progress_key(source_id))
-    counts: dict[str, Any] = {name: 0 for name in _COUNTS}
-    counts["changed_ids"] = []
-    if isinstance(value, dict):
-        counts.update({k: v for k, v in value.items() if k in counts})
-    return counts
+    progress = await store.merge_progress.get(source_id)
+    return progress.model_dump(include={*_COUNTS, "changed_ids"})
 
 
 async def add_progress(
     store: ExtractorStore, source_id: str, *, changed_ids: Iterable[str], **increments: int
 ) -> dict[str, Any]:
     """Add one merged chunk's counts to the source's running counts (atomically)."""
-    changed = list(changed_ids)
-
-    def bump(current: Any) -> dict[str, Any]:
-        value = dict(current) if isinstance(current, dict) else {}
-        for name in _COUNTS:
-            value[name] = int(value.get(name, 0)) + int(increments.get(name, 0))
-        ids = list(value.get("changed_ids", []))
-        ids.extend(i for i in changed if i not in ids)
-        value["changed_ids"] = ids[:MAX_CHANGED_IDS]
-        return value
-
-    return await store.settings.update(progress_key(source_id), bump, default={})
+    progress = await store.merge_progress.add(
+        source_id, changed_ids=changed_ids, max_changed_ids=MAX_CHANGED_IDS,
+        **{name: int(increments.get(name, 0)) for name in _COUNTS},
+    )  # fmt: skip
+    return progress.model_dump(include={*_COUNTS, "changed_ids"})
 
 
 def _has_changes(progress: dict[str, Any]) -> bool:
     return bool(progress["changed_ids"] or progress["relations_added"])
+
+
+def in_flow(publish: Publish, correlation_id: str) -> Publish:
+    """`publish`, stamping every event with the correlation id of the flow being handled."""
+
+    async def stamped(event: Event) -> Any:
+        if correlation_id and event.correlation_id != correlation_id:
+            event = event.model_copy(update={"correlation_id": correlation_id})
+        return await publish(event)
+
+    return stamped
 
 
 async def publish_kb_updated(
@@ -75,18 +73,38 @@ async def publish_kb_updated(
     reason: str,
     key: tuple[str, ...],
     correlation_id: str = "",
+    removed_ids: Iterable[str] = (),
 ) -> KbUpdated:
-    """Publish kb.updated with the current KB hash; `key` derives the (dedupable) event id."""
+    """Publish kb.updated with the KB version hash; `key` derives the (dedupable) event id."""
+    changed, removed = sorted(set(changed_ids)), sorted(set(removed_ids))
     event = KbUpdated(
         event_id=derived_event_id(KbUpdated.SUBJECT, *key),
         correlation_id=correlation_id,
         actor=ACTOR,
-        kb_hash=kb_hash(await store.topics.ids()),
-        changed_ids=sorted(set(changed_ids))[:MAX_CHANGED_IDS],
+        kb_hash=await _next_kb_hash(store, changed, removed),
+        changed_ids=changed[:MAX_CHANGED_IDS],
+        removed_ids=removed[:MAX_CHANGED_IDS],
         reason=reason[:500],
     )
     await publish(event)
     return event
+
+
+async def _next_kb_hash(store: ExtractorStore, changed: list[str], removed: list[str]) -> str:
+    """A version hash chained from the previous one and this change: O(change), not O(graph).
+
+    The first event hashes the whole id list once (kb_hash); later ones chain on it, so
+    readers still see a new hash for every change without the writer re-reading the graph.
+    """
+    step = "\n".join(["+", *changed, "-", *removed])
+
+    def advance(previous: Any) -> str:
+        base = previous if isinstance(previous, str) else ""
+        return hashlib.sha256(f"{base}\n{step}".encode()).hexdigest()[:8]
+
+    if await store.settings.get(KB_HASH_KEY) is None:
+        await store.settings.set(KB_HASH_KEY, kb_hash(await store.topics.ids()))
+    return str(await store.settings.update(KB_HASH_KEY, advance))
 
 
 def progress_event(source: Source, progress: dict[str, Any], *, chunk_index: int) -> SourceProgress:
@@ -124,21 +142,24 @@ async def finish_if_done(
     if source.status != "completed" or not (moved or republish):
         return moved
     progress = await read_progress(store, source_id)
+    # This version of the document replaces the previous one: what only that one said goes.
+    retraction = await supersede(store, name=source.name, source_id=source_id)
     started = source.created_at or datetime.now(UTC)
     await publish(
         SourceCompleted(
             event_id=derived_event_id(SourceCompleted.SUBJECT, source_id),
             actor=ACTOR,
             source_id=source_id,
-            chunks_done=source.chunks_total,
-            chunks_total=source.chunks_total,
+            chunks_done=source.chunks_total or 0,
+            chunks_total=source.chunks_total or 0,
             duration=max((datetime.now(UTC) - started).total_seconds(), 0.0),
             **{name: progress[name] for name in _COUNTS},
         )
     )
-    if _has_changes(progress):
+    if _has_changes(progress) or retraction.removed_ids:
         await publish_kb_updated(
             store, publish, changed_ids=progress["changed_ids"],
+            removed_ids=retraction.removed_ids,
             reason=f"source {source.name} extracted", key=("source", source_id),
         )  # fmt: skip
     if moved:
@@ -185,11 +206,13 @@ async def mark_cancelled(store: ExtractorStore, source_id: str, publish: Publish
 async def _kb_updated_for_partial(
     store: ExtractorStore, source_id: str, publish: Publish, how: str
 ) -> None:
-    # Chunks merged before the source stopped did change the graph: readers must reload.
+    # A source that did not finish leaves no partial topics: what only it asserted goes.
+    retraction = await retract_all(store, source_id)
     progress = await read_progress(store, source_id)
-    if _has_changes(progress):
+    if _has_changes(progress) or retraction.removed_ids:
         await publish_kb_updated(
             store, publish, changed_ids=progress["changed_ids"],
+            removed_ids=retraction.removed_ids,
             reason=f"source {source_id} {how} after partial extraction",
             key=("source", source_id, how),
         )  # fmt: skip

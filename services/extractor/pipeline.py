@@ -6,7 +6,6 @@ import logging
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from services.extractor.cancel import SourceCancelledError
@@ -18,7 +17,7 @@ from services.extractor.tools import EMIT_KNOWLEDGE_GRAPH, KnowledgeGraph
 from services.extractor.uploads import completed_duplicate
 from shared.bus import ChunkExtracted, ExtractedRelation, Topic, derived_event_id
 from shared.errors import BadInputError, NotFoundError, R42Error, is_transient
-from shared.kb import chunk_text, is_kebab_id, to_kebab_id
+from shared.kb import KNOWN_IDS_LIMIT, chunk_text, is_kebab_id, to_kebab_id
 from shared.llm import Limiter, LLMOutputError, LLMResult, LLMValidationError, call_llm
 
 log = logging.getLogger(__name__)
@@ -142,13 +141,11 @@ async def extract_chunk(
 
 
 async def _known_ids(store: ExtractorStore) -> list[str]:
-    """The graph's ids, least recently updated first (the hint keeps the newest 200).
+    """The 200 most recently updated ids, oldest first: one bounded query, not the graph.
 
     Read once per source; the ids of this source's own chunks are appended as they come.
     """
-    topics = await store.topics.list()
-    oldest = datetime.min.replace(tzinfo=UTC)
-    return [t.id for t in sorted(topics, key=lambda t: (t.updated_at or oldest, t.id))]
+    return list(reversed(await store.topics.recent_ids(KNOWN_IDS_LIMIT)))  # newest first
 
 
 async def _check_running(store: ExtractorStore, source_id: str) -> None:

@@ -6,9 +6,12 @@ from typing import Protocol
 
 from shared.store import (
     ChunkMark,
+    CurationRepository,
+    FlagRepository,
     HandbookSyncRepository,
     KbChangeResult,
     KbChanges,
+    MergeProgressRepository,
     RelationRepository,
     SettingsRepository,
     SourceRepository,
@@ -52,8 +55,23 @@ class ExtractorStore(Protocol):
         ...
 
     @property
+    def curation(self) -> CurationRepository:
+        """Which topic fields an admin set (extraction keeps them)."""
+        ...
+
+    @property
     def settings(self) -> SettingsRepository:
-        """Progress and the sample-handbook flag (until typed repositories land)."""
+        """Provenance, hold and tree-cache records (until they get typed repositories)."""
+        ...
+
+    @property
+    def merge_progress(self) -> MergeProgressRepository:
+        """Running merge counts per source."""
+        ...
+
+    @property
+    def flags(self) -> FlagRepository:
+        """Markers such as the sample handbook having been queued."""
         ...
 
     async def apply_kb_changes(

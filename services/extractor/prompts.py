@@ -85,7 +85,9 @@ def handbook_message(
     return f"{hint}\n{intro}\n\n{body}" if hint else f"{intro}\n\n{body}"
 
 
-def graph_message(*, topics: list[tuple[str, str, str, str, bool]], relations: list[tuple]) -> str:
+def graph_message(
+    *, topics: list[tuple[str, str, str, str, bool]], relations: list[tuple[str, ...]]
+) -> str:
     """The compact graph: `id | label | type | relevance` lines, then `source | type | target`."""
     topic_lines = [
         f"{tid} | {label.replace('|', '/')} | {kind} | {rel}{' (locked)' if locked else ''}"

@@ -13,11 +13,12 @@ from faststream.nats import NatsBroker
 from services.extractor.config import ExtractOptions, build_extractor_settings
 from services.extractor.offline import offline_plans
 from services.extractor.outcomes import Publish
-from shared.bus import Event, build_broker, publish_event
+from shared.bus import Event, NatsAuth, build_broker, publish_event
 from shared.config import Settings
 from shared.llm import Limiter, LocalLimiter, configure_llm, get_runtime, open_limiter, reset_llm
 from shared.runtime import check_nats
 from shared.runtime.service import live_nats_url
+from shared.runtime.session import client_auth
 from shared.store import Store, open_store
 
 __all__ = ["AdminSession", "admin_session", "extract_options", "live_nats_url"]
@@ -46,9 +47,9 @@ class AdminSession:
         return self.broker.connection
 
 
-async def _connect(session: AdminSession, url: str) -> None:
-    await check_nats(url)  # a clear error instead of reconnecting forever
-    broker = build_broker(url, name="r42-cli")
+async def _connect(session: AdminSession, url: str, auth: NatsAuth | None) -> None:
+    await check_nats(url, auth=auth)  # a clear error instead of reconnecting forever
+    broker = build_broker(url, name="r42-cli", auth=auth)
     session.broker = broker
     await asyncio.wait_for(broker.connect(), 10)
 
@@ -69,12 +70,15 @@ async def admin_session(settings: Settings, *, llm: bool = False) -> AsyncIterat
     session = AdminSession(store=await open_store(settings.store_url), nats_url=url,
                            namespace=namespace)  # fmt: skip
     try:
+        auth = client_auth(settings)
         if url is not None:
-            await _connect(session, url)
+            await _connect(session, url, auth)
         if llm:
             # Calls made here share the stack's budget when one runs.
             if settings.limiter == "nats" and url is not None:
-                session.limiter = await open_limiter(mode="nats", nats_url=url)
+                session.limiter = await open_limiter(
+                    mode="nats", nats_url=url, connect_options=auth.options() if auth else None
+                )
             elif settings.limiter != "off":
                 session.limiter = LocalLimiter()
             configure_llm(settings, limiter=session.limiter, offline_plans=offline_plans())

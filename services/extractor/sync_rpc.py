@@ -14,9 +14,9 @@ async def answer_sync(
     request: HandbookSyncRequest, *, deps: ExtractorDeps, lock: asyncio.Lock
 ) -> HandbookSyncReply:
     """Sync the handbook for an admin; one sync at a time per replica."""
-    admins = deps.settings.admins
-    # Authorised here, not only by the caller: an unlisted user is refused whatever it claims.
-    if not request.is_admin or (admins and request.user_id not in admins):
+    # Authorised here against the admin list only: whatever the request claims (its
+    # is_admin is ignored), an unlisted user is refused, and an empty list means nobody.
+    if request.user_id not in deps.settings.admins:
         raise BadInputError("alleen beheerders kunnen het handboek synchroniseren")
     if not (deps.settings.handbook_owner and deps.settings.handbook_repo):
         raise BadInputError(
@@ -31,6 +31,10 @@ async def answer_sync(
         )  # fmt: skip
     failed = [f for f in report.files if f.status == "failed"]
     message = "; ".join(f"{f.path}: {f.error}" for f in failed[:5])
+    if report.rate_limited:  # Dutch, like every reply an admin reads in Slack
+        reset = report.rate_limit_reset
+        when = f"; probeer het na {reset:%H:%M} UTC opnieuw" if reset else ""
+        message = f"gestopt: de GitHub-limiet is bereikt{when}. {message}".strip()
     return HandbookSyncReply(
         changed=report.count("changed"), unchanged=report.count("unchanged"),
         failed=len(failed), message=message[:4000],

@@ -7,51 +7,28 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from services.extractor.outcomes import Publish
 from services.extractor.ports import ExtractorStore
 from shared.bus import SourceUploaded, derived_event_id
+from shared.bus.extractor_rpc import RegisterUploadReply, RegisterUploadRequest
 from shared.errors import BadInputError
+from shared.formats import SUPPORTED_SUFFIXES, Document, read_document
+from shared.formats.core import human_size
 from shared.store import Source
 
-# Text files carry few control characters; more than this share means binary data.
-_MAX_CONTROL_SHARE = 0.05
-_ALLOWED_CONTROLS = frozenset("\t\n\r\f\v")
-TEXT_SUFFIXES = (".md", ".markdown", ".txt")
-
-
-def human_size(size: int) -> str:
-    """A byte count for people: 512 B, 3.1 KB, 5.0 MB."""
-    if size < 1024:
-        return f"{size} B"
-    if size < 1024 * 1024:
-        return f"{size / 1024:.1f} KB"
-    return f"{size / (1024 * 1024):.1f} MB"
+# Re-exported: the CLI and the sync read with the same rules as every other entry point.
+TEXT_SUFFIXES = SUPPORTED_SUFFIXES
 
 
 def decode_upload(data: bytes, *, name: str, max_bytes: int) -> str:
-    """The text of an upload, or BadInputError: too large, empty, binary or not UTF-8."""
-    if len(data) > max_bytes:
-        raise BadInputError(
-            f"{name} is {human_size(len(data))}; the limit is {human_size(max_bytes)} "
-            "(R42_MAX_UPLOAD_BYTES)"
-        )
-    if b"\x00" in data:
-        raise BadInputError(f"{name} is a binary file (it contains NUL bytes); upload text")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise BadInputError(
-            f"{name} is not UTF-8 text (invalid byte 0x{data[exc.start]:02x} at offset "
-            f"{exc.start}); save it as UTF-8 and try again"
-        ) from None
-    if not text.strip():
-        raise BadInputError(f"{name} is empty: there is no text to extract")
-    controls = sum(1 for ch in text if ord(ch) < 32 and ch not in _ALLOWED_CONTROLS)
-    if controls > _MAX_CONTROL_SHARE * len(text):
-        raise BadInputError(f"{name} looks like a binary file (control characters); upload text")
-    return text.replace("\r\n", "\n")
+    """The text of an upload (any supported format), or BadInputError with the reason.
+
+    An empty document raises EmptyDocumentError (a BadInputError) so callers can skip it.
+    """
+    return normalise_text(read_document(data, name=name, max_bytes=max_bytes).text)
 
 
-def read_upload(path: Path, *, max_bytes: int) -> str:
+def load_document(path: Path, *, max_bytes: int, name: str | None = None) -> Document:
     """Read and check a local file without loading more than the size limit."""
     if not path.exists():
         raise BadInputError(f"{path}: no such file")
@@ -68,7 +45,17 @@ def read_upload(path: Path, *, max_bytes: int) -> str:
             data = handle.read(max_bytes + 1)
     except OSError as exc:
         raise BadInputError(f"{path}: cannot read it ({exc.strerror})") from None
-    return decode_upload(data, name=str(path), max_bytes=max_bytes)
+    return read_document(data, name=name or str(path), max_bytes=max_bytes)
+
+
+def read_upload(path: Path, *, max_bytes: int) -> str:
+    """The text of a local file (any supported format), checked like every other upload."""
+    return load_document(path, max_bytes=max_bytes).text
+
+
+def normalise_text(text: str) -> str:
+    """The form a source is stored and hashed in (CRLF and CR line ends become LF)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def sha256_text(text: str) -> str:
@@ -121,6 +108,7 @@ async def register_upload(
     """
     if not name.strip():
         raise BadInputError("a source needs a name")
+    text = normalise_text(text)
     if not text.strip():
         raise BadInputError(f"{name} is empty: there is no text to extract")
     digest = sha256_text(text)
@@ -145,3 +133,27 @@ async def register_upload(
         uploaded_by=uploaded_by,
     )
     return Registration(source=source, event=event)
+
+
+async def register_staged(
+    store: ExtractorStore, request: RegisterUploadRequest, *, max_bytes: int, publish: Publish
+) -> RegisterUploadReply:
+    """rpc.extractor.register_upload: register a staged text, announce it, drop the staging."""
+    staged = await store.source_texts.get(request.text_ref)
+    if staged is None:
+        raise BadInputError(f"no staged text under {request.text_ref!r}")
+    text = decode_upload(staged.encode("utf-8"), name=request.name, max_bytes=max_bytes)
+    registration = await register_upload(
+        store, name=request.name, text=text, uploaded_by=request.uploaded_by,
+        actor=request.uploaded_by,
+    )  # fmt: skip
+    if registration.event is not None:
+        await publish(registration.event)
+    await store.source_texts.delete(request.text_ref)
+    if registration.duplicate_of is not None:
+        found = registration.duplicate_of
+        return RegisterUploadReply(source_id=found.id, name=found.name, duplicate=True)
+    source = registration.source
+    if source is None:  # register_upload returns a source or the duplicate it found
+        raise BadInputError(f"{request.name} was not registered")
+    return RegisterUploadReply(source_id=source.id, name=source.name)

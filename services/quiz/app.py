@@ -10,8 +10,17 @@ from services.quiz.attempts import QuizConfig, expire_idle_attempts
 from services.quiz.handlers import QuizHandlers
 from services.quiz.offline import offline_plans
 from services.quiz.ports import QuizStore
+from services.quiz.week import answer_leaderboard, answer_status
 from shared.bus import Event, QuizAnswered, QuizRequested
-from shared.runtime.service import ServiceContext, ServiceSpec, Subscription
+from shared.bus.quiz_rpc import (
+    LEADERBOARD_SUBJECT,
+    QUIZ_STATUS_SUBJECT,
+    LeaderboardReply,
+    LeaderboardRequest,
+    QuizStatusReply,
+    QuizStatusRequest,
+)
+from shared.runtime.service import Rpc, ServiceContext, ServiceSpec, Subscription
 
 log = logging.getLogger(__name__)
 
@@ -25,13 +34,19 @@ class QuizDeps:
 
 
 def build(ctx: ServiceContext, *, config: QuizConfig | None = None) -> ServiceSpec[QuizDeps]:
-    """quiz.requested / quiz.answered consumers and the sweeper (tests pass a clock and rng)."""
+    """quiz.* consumers, rpc.quiz.{status,leaderboard}, the sweeper (tests pass clock, rng)."""
     config = config or QuizConfig()
 
     async def publish(event: Event) -> None:
         await ctx.publish(event)
 
     handlers = QuizHandlers(store=ctx.store, publish=publish, config=config)
+
+    async def status(request: QuizStatusRequest) -> QuizStatusReply:
+        return await answer_status(request, store=ctx.store)
+
+    async def board(request: LeaderboardRequest) -> LeaderboardReply:
+        return await answer_leaderboard(request, store=ctx.store)
 
     async def sweep() -> None:
         await sweep_idle(ctx.store, config)
@@ -41,6 +56,10 @@ def build(ctx: ServiceContext, *, config: QuizConfig | None = None) -> ServiceSp
         subscriptions=[
             Subscription(QuizRequested, "quiz-requested", handlers.on_requested, max_workers=2),
             Subscription(QuizAnswered, "quiz-answered", handlers.on_answered, max_workers=4),
+        ],
+        rpc=[
+            Rpc(QUIZ_STATUS_SUBJECT, QuizStatusRequest, status),
+            Rpc(LEADERBOARD_SUBJECT, LeaderboardRequest, board),
         ],
         background=[sweep],
         offline_plans=offline_plans(),

@@ -25,7 +25,14 @@ from dataclasses import dataclass, field
 
 from services.r42.lookup import content_text
 from services.r42.ports import R42Store
-from shared.kb import IndexCache, KbContext, RelationIndex, RetrievalIndex, build_kb_context
+from shared.kb import (
+    IndexCache,
+    KbContext,
+    RelationIndex,
+    RetrievalIndex,
+    build_kb_catalogue,
+    build_kb_context,
+)
 from shared.store import Topic
 
 log = logging.getLogger(__name__)
@@ -44,6 +51,7 @@ class KbSnapshot:
     relations: RelationIndex
     labels: Mapping[str, str] = field(default_factory=dict)
     built_at: float = 0.0
+    catalogue: str = ""  # every topic, one line each: the same text for one KB version
 
     @property
     def kb_hash(self) -> str:
@@ -78,6 +86,7 @@ async def load_snapshot(store: R42Store, *, index_cache: IndexCache | None = Non
         topics={topic.id: topic for topic in topics},
         relations=RelationIndex(relations),
         labels=labels,
+        catalogue=build_kb_catalogue(topics),
         built_at=time.monotonic(),
     )
 
@@ -168,13 +177,15 @@ def _consume_exception(task: asyncio.Task[KbSnapshot]) -> None:
 
 
 async def turn_context(*, store: R42Store, snapshot: KbSnapshot, question: str) -> KbContext:
-    """The KB context block for a question, with content excerpts of the top topics."""
+    """The KB context block for a question: one search, the top topics' content read at once."""
     hits = snapshot.index.search(question, k=CONTEXT_MAX_TOPICS) if question.strip() else []
+    ids = [hit.topic_id for hit in hits]
+    found = await asyncio.gather(*(store.content.get(topic_id) for topic_id in ids))
     contents: dict[str, str] = {}
-    for hit in hits:
-        text = content_text(await store.content.get(hit.topic_id), limit=CONTEXT_CONTENT_CHARS)
+    for topic_id, content in zip(ids, found, strict=True):
+        text = content_text(content, limit=CONTEXT_CONTENT_CHARS)
         if text:
-            contents[hit.topic_id] = text
+            contents[topic_id] = text
     return build_kb_context(
         question,
         index=snapshot.index,
@@ -182,4 +193,5 @@ async def turn_context(*, store: R42Store, snapshot: KbSnapshot, question: str) 
         relations=snapshot.relations,
         contents=contents,
         max_topics=CONTEXT_MAX_TOPICS,
+        hits=hits,
     )

@@ -67,7 +67,7 @@ def lookup_target(question: str, snapshot: KbSnapshot | None, done: set[str]) ->
             return hit.topic_id
     for word in _ID_LIKE_RE.findall(question.lower()):
         if word not in snapshot.topics and word not in done:
-            return word
+            return str(word)
     return None
 
 

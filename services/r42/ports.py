@@ -7,9 +7,9 @@ from typing import Protocol
 
 from shared.store import (
     Content,
+    ProposalRepository,
     QuizAttempt,
     Relation,
-    SettingsRepository,
     Suggestion,
     ThreadRepository,
     Topic,
@@ -100,6 +100,6 @@ class R42Store(Protocol):
         ...
 
     @property
-    def settings(self) -> SettingsRepository:
-        """Proposals awaiting the user's Yes / No (until typed repositories land)."""
+    def proposals(self) -> ProposalRepository:
+        """Proposals awaiting the user's Yes / No."""
         ...

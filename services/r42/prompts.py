@@ -1,11 +1,15 @@
 """R42's prompt blocks and fixed Dutch texts.
 
-The system prompt is three text blocks, in this order (the API caches a prefix up to a
+The system prompt is four text blocks, stable to dynamic (the API caches a prefix up to a
 block marked with cache_control, and tools come before the system prompt in that prefix):
 
-1. the preamble: R42's role, tasks, style and rules; the same for every request (cached);
-2. the KB context block for the question: the same across the tool loop of one turn (cached);
-3. the per-turn tail: who is asking and whether they are an admin (not cached).
+1. the preamble: R42's role, tasks, style and rules; the same for every request;
+2. the KB catalogue: every topic in one line; the same for one KB version (marked: with the
+   tools and the preamble it is the prefix that later turns read from the cache);
+3. the KB context for the question: the same across the tool loop of one turn (marked);
+4. the per-turn tail: who is asking, whether they are an admin, the answer language.
+
+shared.llm drops a mark whose prefix is below the model's minimum and says so once.
 """
 
 from __future__ import annotations
@@ -57,6 +61,11 @@ kort uit wat je wel kunt.
 - Deel niets over andere gebruikers."""
 
 CONTEXT_HEADING = "Kennisgraaf (uittreksel voor deze vraag):"
+CATALOGUE_HEADING = "Kennisgraaf (alle onderwerpen, kort; gebruik lookup_topic voor de inhoud):"
+ENGLISH_QUESTION = (
+    "De vraag is in het Engels gesteld: antwoord in het Engels. De kennisgraaf is "
+    "Nederlands; vertaal wat je eruit gebruikt."
+)
 
 GREETING = (
     "Hoi! Ik ben R42, de assistent van Respellion. Stel me gerust een vraag over het "
@@ -104,12 +113,25 @@ def turn_tail(*, user_id: str, user_name: str, is_admin: bool) -> str:
 
 
 def system_blocks(
-    *, context_text: str, user_id: str, user_name: str, is_admin: bool
+    *,
+    catalogue_text: str,
+    context_text: str,
+    user_id: str,
+    user_name: str,
+    is_admin: bool,
+    language: str = "nl",
 ) -> list[dict[str, Any]]:
-    """The three system blocks; cache_control on the preamble and on the KB context."""
+    """The four system blocks; cache_control on the KB catalogue and on the KB context."""
     tail = turn_tail(user_id=user_id, user_name=user_name, is_admin=is_admin)
+    if language == "en":
+        tail += "\n" + ENGLISH_QUESTION
     return [
-        {"type": "text", "text": PREAMBLE, "cache_control": dict(CACHE_CONTROL)},
+        {"type": "text", "text": PREAMBLE},
+        {
+            "type": "text",
+            "text": f"{CATALOGUE_HEADING}\n{catalogue_text}",
+            "cache_control": dict(CACHE_CONTROL),
+        },
         {
             "type": "text",
             "text": f"{CONTEXT_HEADING}\n{context_text}",

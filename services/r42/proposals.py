@@ -1,9 +1,8 @@
 """Graph-delta proposals made in chat, and the user's (or admin's) decision on them.
 
-A proposal is stored under the settings key `proposal:<id>` as
-`{kind, id, delta, summary, proposed_by, created_at, prompt_version, status, ...}` with
-status `open` until decided. Deciding is a compare-and-set on that record (open →
-applied | pending_review | declined), so a second decision answers `already_decided`.
+A proposal is stored in the store's proposals repository with status `open` until
+decided. Deciding is a compare-and-set there (open → applied | pending_review |
+declined), so a second decision answers `already_decided`.
 
 Accepting creates a pending Suggestion (id `r42-<proposal id>`) and publishes
 `kb.delta.proposed`; an admin's accept also publishes `kb.delta.decided` (approved, by
@@ -20,7 +19,6 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable, Collection
 from datetime import datetime, timedelta
-from typing import Any
 
 from services.r42.ports import R42Store
 from services.r42.prompts import PROMPT_VERSION
@@ -36,21 +34,14 @@ from shared.bus import (
 )
 from shared.errors import BadInputError, TransientError
 from shared.kb import GraphDelta
-from shared.store import Suggestion, utcnow
+from shared.store import ChatProposal, DecidedStatus, Suggestion, utcnow
 
 log = logging.getLogger(__name__)
 
-KEY_PREFIX = "proposal:"
-RECORD_KIND = "r42-proposal"
 PROPOSAL_TTL = timedelta(days=7)
 SUMMARY_CHARS = 3000
 
 Publish = Callable[[Event], Awaitable[None]]
-
-
-def proposal_key(proposal_id: str) -> str:
-    """The settings key a proposal is stored under."""
-    return f"{KEY_PREFIX}{proposal_id}"
 
 
 def suggestion_id_for(proposal_id: str) -> str:
@@ -58,12 +49,15 @@ def suggestion_id_for(proposal_id: str) -> str:
     return f"r42-{proposal_id}"
 
 
-def effective_admin(is_admin: bool, user_id: str, admins: Collection[str]) -> bool:
-    """The caller's admin flag, unless a configured admin list says otherwise."""
-    if is_admin and admins and user_id not in admins:
+def effective_admin(claimed: bool, user_id: str, admins: Collection[str]) -> bool:
+    """Whether the user is on the service's own admin list (an empty list: nobody).
+
+    What a request claims never counts: a claim by someone off the list is only logged.
+    """
+    listed = user_id in admins
+    if claimed and not listed:
         log.warning("user %s claims admin but is not in the admin list: treated as a user", user_id)
-        return False
-    return is_admin
+    return listed
 
 
 def to_kb_delta(delta: GraphDelta) -> KbDelta:
@@ -92,26 +86,17 @@ async def save_proposal(
     proposal_id = f"prop-{uuid.uuid4().hex[:16]}"
     kb_delta = to_kb_delta(delta)
     summary = summarize_delta(kb_delta)
-    record = {
-        "kind": RECORD_KIND,
-        "id": proposal_id,
-        "delta": kb_delta.model_dump(mode="json"),
-        "summary": summary,
-        "proposed_by": proposed_by,
-        "created_at": (now or utcnow()).isoformat(),
-        "prompt_version": PROMPT_VERSION,
-        "status": "open",
-    }
-    await store.settings.set(proposal_key(proposal_id), record)
+    await store.proposals.create(
+        ChatProposal(
+            id=proposal_id, delta=kb_delta.model_dump(mode="json"), summary=summary,
+            proposed_by=proposed_by, prompt_version=PROMPT_VERSION, created_at=now or utcnow(),
+        )
+    )  # fmt: skip
     return Proposal(id=proposal_id, delta=kb_delta, summary=summary)
 
 
-def _expired(record: dict[str, Any], now: datetime) -> bool:
-    try:
-        created = datetime.fromisoformat(str(record.get("created_at")))
-    except ValueError:
-        return True
-    return now - created > PROPOSAL_TTL
+def _expired(proposal: ChatProposal, now: datetime) -> bool:
+    return proposal.created_at is None or now - proposal.created_at > PROPOSAL_TTL
 
 
 _MESSAGES = {
@@ -141,45 +126,36 @@ async def decide_proposal(
 ) -> ProposalDecisionReply:
     """Apply the user's Yes / No: admins apply at once, users queue for review, No declines."""
     now = now or utcnow()
-    key = proposal_key(request.proposal_id)
-    record = await store.settings.get(key)
-    if not isinstance(record, dict) or record.get("kind") != RECORD_KIND:
+    proposal = await store.proposals.get(request.proposal_id)
+    if proposal is None:
         return _reply("not_found")
     is_admin = effective_admin(request.is_admin, request.user_id, admins)
-    if record.get("proposed_by") != request.user_id and not is_admin:
+    if proposal.proposed_by != request.user_id and not is_admin:
         raise BadInputError("only the user the proposal was made to, or an admin, can decide it")
-    if record.get("status") != "open":
-        return _reply("already_decided", record.get("suggestion_id"))
-    if _expired(record, now):
+    if proposal.status != "open":
+        return _reply("already_decided", proposal.suggestion_id)
+    if _expired(proposal, now):
         return _reply("not_found")
 
-    status = "declined" if not request.accept else "applied" if is_admin else "pending_review"
+    status: DecidedStatus = (
+        "declined" if not request.accept else "applied" if is_admin else "pending_review"
+    )
     suggestion_id = suggestion_id_for(request.proposal_id) if request.accept else None
-    token = uuid.uuid4().hex
-    decided = {
-        "status": status,
-        "decided_by": request.user_id,
-        "decided_at": now.isoformat(),
-        "suggestion_id": suggestion_id,
-        "decision_token": token,
-    }
-
-    def claim(current: Any) -> Any:
-        if isinstance(current, dict) and current.get("status") == "open":
-            return {**current, **decided}
-        return current
-
-    stored = await store.settings.update(key, claim)
-    if not (isinstance(stored, dict) and stored.get("decision_token") == token):
-        return _reply("already_decided", (stored or {}).get("suggestion_id"))
+    decided = await store.proposals.decide(
+        request.proposal_id, status=status, by=request.user_id, suggestion_id=suggestion_id,
+        now=now,
+    )  # fmt: skip
+    if decided is None or decided.decision_token is None:  # another decision won the race
+        current = await store.proposals.get(request.proposal_id)
+        return _reply("already_decided", current.suggestion_id if current else None)
     if suggestion_id is not None:
         try:
             await _forward(
-                store=store, publish=publish, record=record, suggestion_id=suggestion_id,
+                store=store, publish=publish, proposal=proposal, suggestion_id=suggestion_id,
                 decided_by=request.user_id, approve=is_admin,
             )  # fmt: skip
         except Exception as exc:
-            await _reopen(store, key, token)
+            await _reopen(store, request.proposal_id, decided.decision_token)
             log.warning("proposal %s: forwarding failed, reopened: %s", request.proposal_id, exc)
             raise TransientError(
                 "the proposal could not be forwarded right now; please try again"
@@ -192,24 +168,24 @@ async def _forward(
     *,
     store: R42Store,
     publish: Publish,
-    record: dict[str, Any],
+    proposal: ChatProposal,
     suggestion_id: str,
     decided_by: str,
     approve: bool,
 ) -> None:
-    delta = KbDelta.model_validate(record["delta"])
-    proposal_id = str(record["id"])
+    delta = KbDelta.model_validate(proposal.delta)
+    proposal_id = proposal.id
     await store.suggestions.create(
         Suggestion(
             id=suggestion_id,
             delta=delta.model_dump(mode="json"),
-            proposed_by=str(record["proposed_by"]),
+            proposed_by=proposal.proposed_by,
             context={
                 "origin": "r42-chat",
                 "proposal_id": proposal_id,
                 "accepted_by": decided_by,
-                "summary": record.get("summary", ""),
-                "prompt_version": record.get("prompt_version"),
+                "summary": proposal.summary,
+                "prompt_version": proposal.prompt_version,
             },
         )
     )
@@ -220,7 +196,7 @@ async def _forward(
             actor=decided_by,
             suggestion_id=suggestion_id,
             delta=delta,
-            proposed_by=str(record["proposed_by"]),
+            proposed_by=proposal.proposed_by,
         )
     )
     if approve:
@@ -237,15 +213,8 @@ async def _forward(
         )
 
 
-async def _reopen(store: R42Store, key: str, token: str) -> None:
-    drop = {"decided_by", "decided_at", "suggestion_id", "decision_token"}
-
-    def reopen(current: Any) -> Any:
-        if isinstance(current, dict) and current.get("decision_token") == token:
-            return {k: v for k, v in current.items() if k not in drop} | {"status": "open"}
-        return current
-
+async def _reopen(store: R42Store, proposal_id: str, token: str) -> None:
     try:
-        await store.settings.update(key, reopen)
+        await store.proposals.reopen(proposal_id, decision_token=token)
     except Exception:  # the original failure is what the caller must hear about
-        log.exception("could not reopen proposal %s", key)
+        log.exception("could not reopen proposal %s", proposal_id)

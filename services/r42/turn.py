@@ -15,6 +15,7 @@ mentions; at most 5.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import re
 import uuid
@@ -39,7 +40,7 @@ from services.r42.thread import history_messages, load_thread
 from services.r42.tools import LOOKUP_TOOL_NAME, PROPOSE_TOOL_NAME, TOOLS
 from shared.bus import ChatReply, ChatRequest, Proposal, SourceRef
 from shared.errors import R42Error
-from shared.kb import GraphDelta, fold_text, validate_delta
+from shared.kb import GraphDelta, detect_language, fold_text, validate_delta
 from shared.llm import ToolUse, call_llm
 from shared.store import ThreadMessage, Topic, utcnow
 
@@ -51,7 +52,7 @@ MAX_LOOKUPS = 3
 MAX_TOOL_ROUNDS = 5
 MAX_INPUT_CHARS = 8000
 MAX_SOURCES = 5
-ANSWER_MAX_TOKENS = 1024
+ANSWER_MAX_TOKENS = 2048
 TURN_TIMEOUT_S = 90.0
 _TOOL_NONE = {"type": "none"}
 _TOOL_AUTO = {"type": "auto"}
@@ -136,8 +137,9 @@ async def _converse(
     snapshot = await kb.get()
     context = await turn_context(store=store, snapshot=snapshot, question=question)
     system = system_blocks(
-        context_text=context.text, user_id=request.user_id, user_name=request.user_name,
-        is_admin=is_admin,
+        catalogue_text=snapshot.catalogue, context_text=context.text,
+        user_id=request.user_id, user_name=request.user_name, is_admin=is_admin,
+        language=detect_language(question),
     )  # fmt: skip
     messages: list[dict[str, Any]] = [
         *history_messages(history),
@@ -208,11 +210,17 @@ async def _run_tool(
     return use.result(f"Onbekende tool {use.name!r}.", is_error=True)  # call_llm rejects these
 
 
+@functools.lru_cache(maxsize=4096)
+def _mention_pattern(folded: str) -> re.Pattern[str]:
+    # Labels repeat across turns; compiling once per label keeps answer_sources cheap.
+    return re.compile(rf"(?<!\w){re.escape(folded)}(?!\w)")
+
+
 def _mentions(folded_answer: str, phrase: str) -> bool:
     folded = fold_text(phrase).strip()
     if len(folded) < 3:
         return False
-    return re.search(rf"(?<!\w){re.escape(folded)}(?!\w)", folded_answer) is not None
+    return _mention_pattern(folded).search(folded_answer) is not None
 
 
 def answer_sources(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from services.telemetry.calls import checked_record
 from shared.bus import LLMCallLogged
 from shared.llm import LLMCallRecord
 
@@ -17,5 +18,5 @@ class CallLog(Protocol):
 
 
 async def on_call_logged(calls: CallLog, event: LLMCallLogged) -> None:
-    """Persist the call record; a redelivery with the same event id stores nothing new."""
-    await calls.add(event.record, call_id=event.event_id)
+    """Check and persist the call record; a redelivery with the same event id adds nothing."""
+    await calls.add(checked_record(event.record), call_id=event.event_id)

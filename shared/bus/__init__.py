@@ -7,6 +7,7 @@ FAILED); a consumer giving up on `source.uploaded` / `source.cancelled` publishe
 """
 
 from shared.bus.broker import (
+    NatsAuth,
     build_broker,
     is_connected,
     jetstream,
@@ -119,6 +120,7 @@ __all__ = [
     "KbDeltaProposed",
     "KbUpdated",
     "LLMCallLogged",
+    "NatsAuth",
     "Payload",
     "Proposal",
     "ProposalDecisionReply",

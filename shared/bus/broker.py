@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from faststream.exceptions import IncorrectState
@@ -31,7 +33,7 @@ def reconnect_delay(
     """Backoff before reconnect attempt `attempt` (0 = first): exponential, capped, jittered."""
     if attempt <= 0:
         return 0.0
-    ceiling = min(cap, base * 2 ** (attempt - 1))
+    ceiling = float(min(cap, base * 2.0 ** (attempt - 1)))
     # Equal jitter: never below half the ceiling, so a flapping server is not hammered.
     return ceiling / 2 + random.uniform(0, ceiling / 2)
 
@@ -40,6 +42,18 @@ def _pick_server(servers: list[Server], _info: dict[str, Any]) -> tuple[Server |
     # nats-py asks this before every reconnect attempt; the least-failed server goes first.
     server = min(servers, key=lambda s: s.reconnects)
     return server, reconnect_delay(server.reconnects)
+
+
+@dataclass(frozen=True)
+class NatsAuth:
+    """A client's NATS identity: its nkey seed file and the inbox prefix it may subscribe to."""
+
+    seed_file: Path
+    inbox_prefix: str = "_INBOX"
+
+    def options(self) -> dict[str, Any]:
+        """nats-py connect() keyword arguments."""
+        return {"nkeys_seed": str(self.seed_file), "inbox_prefix": self.inbox_prefix}
 
 
 def build_broker(
@@ -52,6 +66,7 @@ def build_broker(
     drain_timeout: int = 10,
     graceful_timeout: float | None = 15.0,
     log_level: int = logging.DEBUG,
+    auth: NatsAuth | None = None,
     **options: Any,
 ) -> NatsBroker:
     """A NatsBroker that reconnects forever with jittered backoff; nothing connects yet."""
@@ -77,14 +92,24 @@ def build_broker(
         # A plain logger that propagates to the process's handlers: FastStream's default one
         # forces ANSI colours, which end up in the service log files.
         logger=options.pop("logger", logging.getLogger("r42.faststream")),
+        **(auth.options() if auth else {}),
         **options,
     )
+
+
+def pull_inbox_prefix(broker: NatsBroker) -> bytes:
+    """The inbox prefix (with its trailing dot) pull consumers of this broker deliver to."""
+    kwargs = getattr(broker, "_connection_kwargs", None) or {}
+    prefix = kwargs.get("inbox_prefix") or "_INBOX"
+    text = prefix.decode() if isinstance(prefix, bytes) else str(prefix)
+    return f"{text}.".encode()
 
 
 def jetstream(broker: NatsBroker) -> JetStreamContext:
     """The JetStream context of a connected broker."""
     try:
-        return broker.config.connection_state.stream
+        stream: JetStreamContext = broker.config.connection_state.stream
+        return stream
     except IncorrectState as exc:
         raise BusError("the broker is not connected to NATS") from exc
 

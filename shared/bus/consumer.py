@@ -18,7 +18,7 @@ from faststream.nats.annotations import NatsMessage
 from nats.js.api import AckPolicy as JsAckPolicy
 from nats.js.api import DeliverPolicy
 
-from shared.bus.broker import publish_event
+from shared.bus.broker import publish_event, pull_inbox_prefix
 from shared.bus.envelope import Event, derived_event_id
 from shared.bus.events import DeadLetter
 from shared.bus.registry import REGISTRY, parse_event, peek_event_id
@@ -79,7 +79,7 @@ def current_delivery() -> Delivery | None:
 
 def nack_backoff(num_delivered: int, *, base: float, cap: float) -> float:
     """Delay before redelivery after failed delivery `num_delivered`: base·2^(n-1), capped."""
-    return min(cap, base * 2 ** max(0, num_delivered - 1))
+    return float(min(cap, base * 2 ** max(0, num_delivered - 1)))
 
 
 def _error_text(exc: BaseException) -> str:
@@ -200,7 +200,7 @@ class _Consumer:
 
 async def _raw_body(message: StreamMessage[Any]) -> bytes:
     # parse_event decodes inside our error handling, so a malformed payload never crashes here.
-    return message.body  # type: ignore[no-any-return]
+    return message.body
 
 
 def subscribe_event[E: Event](
@@ -269,6 +269,9 @@ def subscribe_event[E: Event](
         max_workers=max_workers if max_workers > 1 else None,
         decoder=_raw_body,
         no_reply=True,
+        # FastStream would pass "_INBOX." here over the connection's own prefix; with NATS
+        # auth each user may only subscribe under its own inbox prefix.
+        inbox_prefix=pull_inbox_prefix(broker),
         title=f"{durable}:{logical}",
         description=f"{durable} consumes {event_cls.__name__} ({logical})",
     )

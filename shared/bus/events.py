@@ -178,6 +178,8 @@ class KbUpdated(Event):
 
     kb_hash: str = Field(min_length=1, max_length=128)
     changed_ids: list[str] = Field(default_factory=list)
+    # Topics gone from the graph (their last source was deleted or no longer says them).
+    removed_ids: list[str] = Field(default_factory=list)
     reason: str = Field(min_length=1, max_length=500)
 
 

@@ -64,3 +64,32 @@ class KbImportReply(BaseModel):
     relations: int = Field(default=0, ge=0)
     rejected: bool = False
     problems: list[KbImportProblem] = Field(default_factory=list)
+
+
+REGISTER_UPLOAD_SUBJECT = "rpc.extractor.register_upload"
+"""An uploader registers a staged text as a source: RegisterUploadRequest → RegisterUploadReply.
+
+The uploader first stores the raw text in source_texts under `text_ref` (texts can exceed a
+NATS message); the extractor normalises and hashes it, applies its duplicate rule, stores
+the source and announces `source.uploaded`. One registration rule for every uploader.
+"""
+
+
+class RegisterUploadRequest(BaseModel):
+    """A staged text to register as a source."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1, max_length=500)
+    text_ref: str = Field(min_length=1, max_length=500)
+    uploaded_by: str = Field(min_length=1, max_length=200)
+
+
+class RegisterUploadReply(BaseModel):
+    """The registered source, or the completed source with the same name and content."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    source_id: str
+    name: str
+    duplicate: bool = False

@@ -1,9 +1,11 @@
 """Knowledge-base logic (pure: callers pass data in): chunking, retrieval, context, graph."""
 
+from shared.kb.analysis import detect_language
 from shared.kb.context import (
     DEFAULT_MAX_CONTEXT_TOKENS,
     KbContext,
     RelationIndex,
+    build_kb_catalogue,
     build_kb_context,
     estimate_tokens,
 )
@@ -36,9 +38,10 @@ from shared.kb.models import (
     normalise_relation,
     to_kebab_id,
 )
-from shared.kb.retrieval import Hit, IndexCache, RetrievalIndex
+from shared.kb.retrieval import Hit, IndexCache, RetrievalIndex, is_relevant
 from shared.kb.text import (
     KNOWN_IDS_INSTRUCTION,
+    KNOWN_IDS_LIMIT,
     MAX_CHUNK_CHARS,
     OVERLAP_CHARS,
     build_known_ids_hint,
@@ -51,6 +54,7 @@ from shared.kb.weekly import RELEVANCE_WEIGHTS, iso_week, weekly_topic
 __all__ = [
     "DEFAULT_MAX_CONTEXT_TOKENS",
     "KNOWN_IDS_INSTRUCTION",
+    "KNOWN_IDS_LIMIT",
     "LEGACY_RELATION_TYPES",
     "MAX_CHUNK_CHARS",
     "MAX_DELTA_RELATIONS",
@@ -78,13 +82,16 @@ __all__ = [
     "RetrievalIndex",
     "TopicLike",
     "TopicType",
+    "build_kb_catalogue",
     "build_kb_context",
     "build_known_ids_hint",
     "chunk_spans",
     "chunk_text",
+    "detect_language",
     "estimate_tokens",
     "fold_text",
     "is_kebab_id",
+    "is_relevant",
     "iso_week",
     "kb_hash",
     "normalise_relation",

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from shared.kb.models import KbInputError, RelationLike, TopicLike, kb_hash
-from shared.kb.retrieval import RetrievalIndex
+from shared.kb.retrieval import Hit, RetrievalIndex, is_relevant
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +34,7 @@ class KbContext:
     topic_ids: tuple[str, ...]
     kb_hash: str
     token_estimate: int
+    relevant: bool = True  # False: no topic cleared the relevance floor ("not in the KB")
 
 
 def estimate_tokens(text: str) -> int:
@@ -123,8 +124,13 @@ def build_kb_context(
     max_content_topics: int = 5,
     content_chars: int = 1000,
     max_tokens: int = DEFAULT_MAX_CONTEXT_TOKENS,
+    hits: Sequence[Hit] | None = None,
 ) -> KbContext:
-    """Top topics, the relations among them and content excerpts, within max_tokens."""
+    """Top topics, the relations among them and content excerpts, within max_tokens.
+
+    Pass the `hits` of a search already made for this question to avoid a second search.
+    Below the relevance floor the context lists no topics and says `relevant=False`.
+    """
     if not isinstance(question, str):
         raise KbInputError(f"question must be a string, got {type(question).__name__}")
     limits = {
@@ -148,7 +154,10 @@ def build_kb_context(
     suffix = f"[kb_hash: {fingerprint}]"
     budget = _Budget(max_tokens * CHARS_PER_TOKEN - len(suffix) - 1)
 
-    hits = [hit for hit in index.search(question, k=max_topics) if hit.topic_id in by_id]
+    if hits is None:
+        hits = index.search(question, k=max_topics)
+    relevant = is_relevant(hits)
+    hits = [hit for hit in hits if hit.topic_id in by_id] if relevant else []
     chosen: list[str] = []
     budget.add(TOPICS_HEADING)
     for hit in hits[:max_topics]:
@@ -187,4 +196,32 @@ def build_kb_context(
         section = []
 
     text = "\n".join([*budget.lines, suffix])
-    return KbContext(text, tuple(chosen), fingerprint, estimate_tokens(text))
+    return KbContext(text, tuple(chosen), fingerprint, estimate_tokens(text), relevant)
+
+
+CATALOGUE_DESCRIPTION_CHARS = 300
+DEFAULT_CATALOGUE_TOKENS = 12_000
+
+
+def build_kb_catalogue(
+    topics: Mapping[str, TopicLike] | Iterable[TopicLike],
+    *,
+    max_tokens: int = DEFAULT_CATALOGUE_TOKENS,
+) -> str:
+    """Every topic as one line, sorted by id, within max_tokens: the same text per KB version.
+
+    A chat prompt puts this before anything that changes per question, so the prefix up to
+    it can be cached for as long as the KB stays the same.
+    """
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
+        raise KbInputError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+    by_id = _topic_map(topics)
+    budget = _Budget(max_tokens * CHARS_PER_TOKEN)
+    budget.add(TOPICS_HEADING)
+    for topic_id in sorted(by_id):
+        topic = by_id[topic_id]
+        line = f"- [{topic.id}] {_clip(topic.label, 160)} ({topic.type})"
+        description = _clip(topic.description or "", CATALOGUE_DESCRIPTION_CHARS)
+        if not budget.add(f"{line}: {description}" if description else line):
+            break
+    return "\n".join(budget.lines)

@@ -1,4 +1,10 @@
-"""Local TF-IDF retrieval over topics, with a compound-word fallback and verbatim mentions."""
+"""Local BM25 retrieval over topics: Dutch-aware terms, compound fallback, verbatim mentions.
+
+Terms come from `shared.kb.analysis` (Snowball stems, compounds split against the KB's own
+vocabulary, English words translated). Scores are BM25 (Lucene's idf, k1 = 1.2, b = 0.75),
+precomputed per term and topic at build time so a query only sums a few columns. Each hit
+also says how much of the question it covers, which is what the relevance floor judges.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +12,12 @@ import functools
 import math
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
+from shared.kb.analysis import Analyzer
 from shared.kb.compound import MAX_EXPANSIONS, CompoundIndex
 from shared.kb.models import KbInputError, TopicLike, kb_hash
 from shared.kb.tokens import STOPWORDS, tokenize
@@ -18,20 +25,38 @@ from shared.kb.tokens import STOPWORDS, tokenize
 COMPOUND_WEIGHT = 0.5
 KNOWN_WORD_FACTOR = 0.5
 KNOWN_WORD_EXPANSIONS = 8
+PART_WEIGHT = 0.7  # a compound's part ("verlof" in "geboorteverlof") says less than the whole
+KNOWN_PART_WEIGHT = 0.3  # ... and less still when the whole compound is itself a KB term
+TRANSLATION_WEIGHT = 1.0
+INDEXED_PART_TF = 0.5
 EXPANSION_CACHE = 4096
 MAX_VERBATIM_WORDS = 12
 LABEL_REPEAT = 2  # a topic's label says more about it than any sentence of its description
 MAX_QUERY_CHARS = 8000
 DEFAULT_K = 10
+K1, B = 1.2, 0.75
+# Below this share of a question's weight no topic is about the question: R42 says so.
+MIN_COVERAGE = 0.35  # chosen on evals/retrieval (bench_retrieval_quality prints the trade-off)
 
 
 @dataclass(frozen=True, slots=True)
 class Hit:
-    """One retrieved topic: its id, cosine score, and whether the query named it verbatim."""
+    """One retrieved topic: id, BM25 score, verbatim mention, and share of the question covered."""
 
     topic_id: str
     score: float
     verbatim: bool = False
+    coverage: float = 1.0
+
+    @property
+    def relevant(self) -> bool:
+        """Whether this hit clears the relevance floor (a verbatim mention always does)."""
+        return self.verbatim or self.coverage >= MIN_COVERAGE
+
+
+def is_relevant(hits: Iterable[Hit]) -> bool:
+    """Whether any hit clears the relevance floor, i.e. the KB has something on the question."""
+    return any(hit.relevant for hit in hits)
 
 
 def _document(topic: TopicLike, summary: str) -> str:
@@ -58,12 +83,29 @@ def _check_topics(topics: Iterable[TopicLike] | Mapping[str, TopicLike]) -> list
 
 
 class RetrievalIndex:
-    """An immutable TF-IDF index of one KB snapshot; build once per kb.updated, query often."""
+    """An immutable BM25 index of one KB snapshot; build once per kb.updated, query often."""
 
     __slots__ = (
-        "_compound", "_compound_weight", "_data", "_expand", "_fingerprint", "_idf", "_ids",
-        "_indices", "_indptr", "_terms", "_verbatim", "_verbatim_sizes", "_vocab",
+        "_analyzer", "_compound", "_compound_weight", "_data", "_expand", "_fingerprint",
+        "_idf", "_ids", "_indices", "_indptr", "_split", "_terms", "_unknown_idf", "_verbatim",
+        "_verbatim_sizes", "_vocab",
     )  # fmt: skip
+    _analyzer: Analyzer
+    _compound: CompoundIndex
+    _compound_weight: float
+    _data: np.ndarray
+    _expand: Callable[[str, int], tuple[int, ...]]
+    _fingerprint: str
+    _idf: np.ndarray
+    _ids: list[str]
+    _indices: np.ndarray
+    _indptr: np.ndarray
+    _split: np.ndarray
+    _terms: list[str]
+    _unknown_idf: float
+    _verbatim: dict[tuple[str, ...], tuple[int, ...]]
+    _verbatim_sizes: list[int]
+    _vocab: dict[str, int]
 
     def __init__(self) -> None:
         raise TypeError("use RetrievalIndex.build(topics, summaries=...)")
@@ -77,9 +119,6 @@ class RetrievalIndex:
         compound_weight: float = COMPOUND_WEIGHT,
     ) -> RetrievalIndex:
         """Index each topic's id, label, description and optional content summary."""
-        # Imported here: scikit-learn is slow to import and chunking callers never need it.
-        from sklearn.feature_extraction.text import TfidfVectorizer
-
         listed = _check_topics(topics)
         summaries = {} if summaries is None else summaries
         if not isinstance(summaries, Mapping):
@@ -92,28 +131,60 @@ class RetrievalIndex:
         self._fingerprint = kb_hash(self._ids)
         self._verbatim = _verbatim_index(listed)
         self._verbatim_sizes = sorted({len(sequence) for sequence in self._verbatim})
-        docs = [_document(topic, str(summaries.get(topic.id) or "")) for topic in listed]
-        vectorizer = TfidfVectorizer(analyzer=tokenize, sublinear_tf=True, dtype=np.float32)
-        self._vocab, self._terms = {}, []
-        self._idf = np.zeros(0, dtype=np.float32)
-        self._indptr = np.zeros(1, dtype=np.int32)
-        self._indices = np.zeros(0, dtype=np.int32)
-        self._data = np.zeros(0, dtype=np.float32)
-        try:
-            matrix = vectorizer.fit_transform(docs).tocsc() if docs else None
-        except ValueError as exc:  # every topic is empty: nothing to index, verbatim still works
-            if "empty vocabulary" not in str(exc):
-                raise
-            matrix = None
-        if matrix is not None:
-            self._vocab = {term: int(col) for term, col in vectorizer.vocabulary_.items()}
-            self._terms = vectorizer.get_feature_names_out().tolist()
-            self._idf = vectorizer.idf_.astype(np.float32)
-            self._indptr, self._indices, self._data = matrix.indptr, matrix.indices, matrix.data
+        docs = [tokenize(_document(t, str(summaries.get(t.id) or ""))) for t in listed]
+        self._analyzer = Analyzer({word for doc in docs for word in doc})
+        self._build_matrix(docs)
         self._compound = CompoundIndex(self._terms, self._vocab)
         # Chat questions repeat words; a per-index cache keeps expansion off the hot path.
         self._expand = functools.lru_cache(maxsize=EXPANSION_CACHE)(self._compound.expand)
         return self
+
+    def _build_matrix(self, docs: list[list[str]]) -> None:
+        """BM25 weight of every (term, topic) pair, stored column-wise (one column per term)."""
+        vocab: dict[str, int] = {}
+        rows: list[int] = []
+        cols: list[int] = []
+        counts: list[float] = []
+        lengths = np.zeros(len(docs), dtype=np.float32)
+        analyse = self._analyzer.analyse
+        split: set[str] = set()  # compounds whose parts are indexed terms themselves
+        for number, doc in enumerate(docs):
+            terms: dict[str, float] = {}
+            for token, count in Counter(doc).items():
+                word = analyse(token)
+                terms[word.stem] = terms.get(word.stem, 0.0) + count
+                if word.parts:
+                    split.add(word.stem)
+                for part in word.parts:  # a part inside a compound counts for less
+                    terms[part] = terms.get(part, 0.0) + INDEXED_PART_TF * count
+            lengths[number] = sum(terms.values())
+            for term, frequency in terms.items():
+                cols.append(vocab.setdefault(term, len(vocab)))
+                rows.append(number)
+                counts.append(frequency)
+        self._analyzer.forget()  # the build's words: the query cache starts empty
+        term_of = np.asarray(cols, dtype=np.int32)
+        doc_of = np.asarray(rows, dtype=np.int32)
+        tf = np.asarray(counts, dtype=np.float32)
+        order = np.argsort(term_of, kind="stable")  # stable: topics stay sorted per column
+        term_of, doc_of, tf = term_of[order], doc_of[order], tf[order]
+        df = np.bincount(term_of, minlength=len(vocab)).astype(np.float64)
+        n = max(len(docs), 1)
+        idf = np.log1p((n - df + 0.5) / (df + 0.5))
+        average = float(lengths.mean()) if len(docs) else 0.0
+        norm = K1 * (1 - B + B * lengths / (average or 1.0))
+        weights = idf[term_of] * tf * (K1 + 1) / (tf + norm[doc_of])
+        self._vocab = vocab
+        self._terms = list(vocab)
+        self._split = np.zeros(len(vocab), dtype=bool)
+        self._split[[vocab[term] for term in split]] = True
+        self._idf = idf.astype(np.float32)
+        self._unknown_idf = float(np.log1p((n - 0.5) / 1.5))  # as rare as a one-topic word
+        self._indptr = np.r_[0, np.cumsum(np.bincount(term_of, minlength=len(vocab)))].astype(
+            np.int32
+        )
+        self._indices = doc_of
+        self._data = weights.astype(np.float32)
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -133,42 +204,107 @@ class RetrievalIndex:
         """Number of distinct indexed terms."""
         return len(self._terms)
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the numeric arrays (postings, idf, compound lookups)."""
+        arrays = (self._data, self._indices, self._indptr, self._idf)
+        return sum(int(a.nbytes) for a in arrays) + self._compound.nbytes
+
     def query_weights(self, query: str) -> dict[str, float]:
         """The weighted terms a query is scored with (for diagnostics and tests)."""
-        return {self._terms[col]: float(w) for col, w in self._weights(query).items()}
+        weights, _ = self._weights(query)
+        return {self._terms[col]: float(w) for col, w in weights.items()}
 
-    def _weights(self, query: str) -> dict[int, float]:
+    def _weights(self, query: str) -> tuple[dict[int, float], list[tuple[float, dict[int, float]]]]:
+        """Term weights of a query, and per query word its weight and the terms it reached."""
         weights: dict[int, float] = {}
+        concepts: list[tuple[float, dict[int, float]]] = []
+        vocab, analyse = self._vocab, self._analyzer.analyse
         for token, count in Counter(tokenize(query)).items():
+            word = analyse(token)
+            reached: dict[int, float] = {}
+            direct = vocab.get(word.stem)
+            if direct is not None:
+                reached[direct] = 1.0
+            part_weight = PART_WEIGHT if direct is None else KNOWN_PART_WEIGHT
+            for term, factor in (
+                *((p, part_weight) for p in word.parts),
+                *((t, TRANSLATION_WEIGHT) for t in word.translations),
+            ):
+                col = vocab.get(term)
+                if col is not None and reached.get(col, 0.0) < factor:
+                    reached[col] = factor
+            if self._compound_weight:
+                # A word the KB also uses on its own ("verlof") still reaches a few of its
+                # compounds ("ouderschapsverlof"), at half the weight of an unknown word's.
+                if direct is None:
+                    factor, related = self._compound_weight, self._expand(word.stem, MAX_EXPANSIONS)
+                else:
+                    factor = self._compound_weight * KNOWN_WORD_FACTOR
+                    # Compounds already split into parts hold this word as a term.
+                    related = tuple(
+                        col
+                        for col in self._expand(word.stem, KNOWN_WORD_EXPANSIONS)
+                        if not self._split[col]
+                    )
+                for col in related:
+                    if reached.get(col, 0.0) < factor:
+                        reached[col] = factor
             tf = 1.0 + math.log(count)
-            col = self._vocab.get(token)
-            if col is not None:
-                weights[col] = weights.get(col, 0.0) + tf * float(self._idf[col])
-            if not self._compound_weight:
-                continue
-            # A word the KB also uses on its own ("verlof") still reaches a few of its
-            # compounds ("ouderschapsverlof"), at half the weight of an unknown word's.
-            if col is None:
-                factor, related = self._compound_weight, self._expand(token, MAX_EXPANSIONS)
+            for col, factor in reached.items():
+                weights[col] = weights.get(col, 0.0) + tf * factor
+            if direct is not None:
+                weight = float(self._idf[direct])
+            elif reached:
+                weight = max(float(self._idf[col]) for col in reached)
             else:
-                factor = self._compound_weight * KNOWN_WORD_FACTOR
-                related = self._expand(token, KNOWN_WORD_EXPANSIONS)
-            for other in related:
-                extra = factor * tf * float(self._idf[other])
-                weights[other] = weights.get(other, 0.0) + extra
-        return weights
+                weight = self._unknown_idf
+            concepts.append((weight * tf, reached))
+        # A word the KB never uses counts as much as the question's most specific KB word,
+        # not more: in a small KB every shared word is common and would drown otherwise.
+        known = [weight for weight, reached in concepts if reached]
+        if known:
+            cap = max(known)
+            concepts = [(w if reached else min(w, cap), reached) for w, reached in concepts]
+        return weights, concepts
 
     def _scores(self, weights: dict[int, float]) -> np.ndarray:
-        """Cosine scores of every topic: one vectorised gather over the terms' postings."""
+        """BM25 scores of every topic: one vectorised gather over the terms' postings."""
         cols = np.fromiter(weights.keys(), dtype=np.int64, count=len(weights))
-        values = np.fromiter(weights.values(), dtype=np.float64, count=len(weights))
-        values /= math.sqrt(float(values @ values)) or 1.0
+        values = np.fromiter(weights.values(), dtype=np.float32, count=len(weights))
         starts, sizes = self._indptr[cols], self._indptr[cols + 1] - self._indptr[cols]
         total = int(sizes.sum())
         # Positions of every posting of every query term, without a Python loop.
         offsets = np.repeat(starts - (np.cumsum(sizes) - sizes), sizes) + np.arange(total)
         contributions = self._data[offsets] * np.repeat(values, sizes)
         return np.bincount(self._indices[offsets], contributions, minlength=len(self._ids))
+
+    def _coverage(
+        self, docs: list[int], concepts: list[tuple[float, dict[int, float]]]
+    ) -> list[float]:
+        """Share of the question's word weight each topic matches (fuzzy matches count less)."""
+        total = sum(weight for weight, _ in concepts)
+        if not docs or not total:
+            return [0.0] * len(docs)
+        links = [
+            (c, col, f) for c, (_, reached) in enumerate(concepts) for col, f in reached.items()
+        ]
+        if not links:
+            return [0.0] * len(docs)
+        concept_of, col_of, factor_of = (np.asarray(column) for column in zip(*links, strict=True))
+        starts = self._indptr[col_of]
+        sizes = self._indptr[col_of + 1] - starts
+        offsets = np.repeat(starts - (np.cumsum(sizes) - sizes), sizes) + np.arange(sizes.sum())
+        found = self._indices[offsets]
+        wanted = np.sort(np.asarray(docs, dtype=np.int32))
+        where = np.minimum(np.searchsorted(wanted, found), len(wanted) - 1)
+        hit = wanted[where] == found
+        best = np.zeros((len(concepts), len(wanted)))
+        link_of = np.repeat(np.arange(len(links)), sizes)[hit]
+        np.maximum.at(best, (concept_of[link_of], where[hit]), factor_of[link_of])
+        weights = np.asarray([weight for weight, _ in concepts])
+        share = dict(zip(wanted.tolist(), (weights @ best / total).tolist(), strict=True))
+        return [share[d] for d in docs]
 
     def _mentions(self, query: str) -> set[int]:
         words = tuple(tokenize(query, keep_stopwords=True))
@@ -186,23 +322,26 @@ class RetrievalIndex:
             raise KbInputError(f"k must be a positive integer, got {k!r}")
         query = query[:MAX_QUERY_CHARS]
         mentioned = self._mentions(query)
-        weights = self._weights(query)
+        weights, concepts = self._weights(query)
         scores = self._scores(weights) if weights else np.zeros(len(self._ids))
         ids = self._ids
         named = sorted(mentioned, key=lambda d: (-float(scores[d]), ids[d]))
         hits = [Hit(ids[d], float(scores[d]), True) for d in named]
-        want = k - len(hits)
-        if want <= 0:
-            return hits
-        scores[list(mentioned)] = 0.0
-        candidates = np.flatnonzero(scores > 0)
-        if len(candidates) > want:
-            # Everything tied with the want-th best stays in so ties break by id, not by
-            # argpartition's arbitrary order.
-            cut = np.partition(scores[candidates], len(candidates) - want)[len(candidates) - want]
-            candidates = candidates[scores[candidates] >= cut]
-        ranked = sorted(candidates.tolist(), key=lambda d: (-float(scores[d]), ids[d]))
-        hits.extend(Hit(ids[d], float(scores[d]), False) for d in ranked[:want])
+        want = k - len(named)
+        ranked: list[int] = []
+        if want > 0:
+            scores[list(mentioned)] = 0.0
+            candidates = np.flatnonzero(scores > 0)
+            if len(candidates) > want:
+                # Everything tied with the want-th best stays in so ties break by id, not by
+                # argpartition's arbitrary order.
+                cut = np.partition(scores[candidates], len(candidates) - want)
+                candidates = candidates[scores[candidates] >= cut[len(candidates) - want]]
+            ranked = sorted(candidates.tolist(), key=lambda d: (-float(scores[d]), ids[d]))[:want]
+        coverage = self._coverage(ranked, concepts)
+        hits.extend(
+            Hit(ids[d], float(scores[d]), False, c) for d, c in zip(ranked, coverage, strict=True)
+        )
         return hits
 
 

@@ -120,8 +120,10 @@ def chunk_spans(
     return [(lead + start, lead + end) for start, end in spans]
 
 
-def build_known_ids_hint(ids: Iterable[str]) -> str:
+def build_known_ids_hint(ids: Iterable[str] | None) -> str:
     """Prompt hint listing the 200 most recent known topic ids (input is oldest → newest)."""
+    if ids is None:  # like the seed: no ids (null/undefined) is an empty hint
+        return ""
     if isinstance(ids, str):
         raise KbInputError("build_known_ids_hint needs an iterable of ids, not one string")
     latest: dict[str, None] = {}

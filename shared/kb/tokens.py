@@ -18,10 +18,13 @@ STOPWORDS: frozenset[str] = frozenset(
     u uw hij zij ze hem haar hun wat hoe wie waar wanneer waarom welke welk wel niet geen
     kan kun kunt kunnen mag mogen moet moeten zal zullen wil willen heb hebt heeft hebben had
     naar dan maar nog over uit door zo al daar hier dus toch even eens iets veel meer men
-    doe doet doen ga gaat gaan zit zitten kom komt
+    doe doet doen ga gaat gaan zit zitten kom komt hoeveel krijg krijgt krijgen gebeurt
+    gebeuren vind vinden weet weten graag precies eigenlijk nu zelf
     the an and or of to in on for with is are was were be been being what how who whom when
     where why which do does did can could should would will shall may might must it its this
     that these those at by from as into about i you he she we they my your our their me us
+    am has have had get gets got getting much many there any if then than so not no also
+    just only some very all happen happens happened need needs please tell know long
     """.split()
 )
 

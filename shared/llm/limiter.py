@@ -5,7 +5,8 @@ Import from here (or from `shared.llm`); the `limiter_*` modules are implementat
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from shared.errors import BadInputError
 from shared.llm.limiter_base import LimiterContentionError, LimiterStats, LocalLimiter
@@ -40,6 +41,7 @@ async def open_limiter(
     nats_url: str | None = None,
     config: LimiterConfig | None = None,
     bucket: str = DEFAULT_BUCKET,
+    connect_options: Mapping[str, Any] | None = None,
 ) -> Limiter | None:
     """Build the limiter `Settings.limiter` asks for (None for "off"); close it with `aclose()`."""
     if mode == "off":
@@ -49,5 +51,7 @@ async def open_limiter(
     if mode == "nats":
         if not nats_url:
             raise BadInputError("limiter mode 'nats' needs a NATS URL (NATS_URL)")
-        return await NatsKvLimiter.connect(nats_url, bucket=bucket, config=config)
+        return await NatsKvLimiter.connect(
+            nats_url, bucket=bucket, config=config, connect_options=connect_options
+        )
     raise BadInputError(f"limiter mode must be 'nats', 'local' or 'off', got {mode!r}")

@@ -7,6 +7,7 @@ import json
 import logging
 import math
 import re
+from typing import Any
 
 import nats.errors
 import nats.js.errors
@@ -33,7 +34,7 @@ def check_bucket(bucket: object) -> str:
     return bucket
 
 
-async def open_connection(nats_url: str, *, connect_timeout_s: float) -> Client:
+async def open_connection(nats_url: str, *, connect_timeout_s: float, **options: Any) -> Client:
     """Connect, reconnecting forever afterwards; but fail fast if the first attempt errors."""
     errors: list[BaseException] = []
     first_error = asyncio.Event()
@@ -54,6 +55,7 @@ async def open_connection(nats_url: str, *, connect_timeout_s: float) -> Client:
             max_reconnect_attempts=-1,
             reconnect_time_wait=1,
             name="r42-limiter",
+            **options,
         )
     )
     erroring = asyncio.ensure_future(first_error.wait())

@@ -21,8 +21,8 @@ import logging
 import math
 import random
 import time
-from collections.abc import Callable
-from typing import Literal, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, TypeVar
 
 from nats.aio.client import Client
 from nats.js.kv import KeyValue
@@ -69,6 +69,7 @@ class NatsKvLimiter(BaseLimiter):
         super().__init__(config)
         self.bucket = check_bucket(bucket)
         self._nats_url = nats_url
+        self._connect_options: dict[str, Any] = {}
         self._nc: Client | None = None
         self._owns_client = False
         self._kv: KeyValue | None = None
@@ -83,12 +84,18 @@ class NatsKvLimiter(BaseLimiter):
     # -- construction --------------------------------------------------------------------
     @classmethod
     async def connect(
-        cls, nats_url: str, *, bucket: str = DEFAULT_BUCKET, config: LimiterConfig | None = None
+        cls,
+        nats_url: str,
+        *,
+        bucket: str = DEFAULT_BUCKET,
+        config: LimiterConfig | None = None,
+        connect_options: Mapping[str, Any] | None = None,
     ) -> NatsKvLimiter:
         """Connect to NATS and bind (or create) the bucket; falls back to local if unreachable."""
         if not isinstance(nats_url, str) or not nats_url.strip():
             raise BadInputError("nats_url must be a non-empty string like nats://host:4222")
         limiter = cls(config=config, bucket=bucket, nats_url=nats_url)
+        limiter._connect_options = dict(connect_options or {})  # credentials, inbox prefix
         try:
             limiter._nc = await limiter._open()
             limiter._owns_client = True
@@ -121,7 +128,9 @@ class NatsKvLimiter(BaseLimiter):
 
     async def _open(self) -> Client:
         url = self._nats_url or ""
-        return await open_connection(url, connect_timeout_s=self.config.connect_timeout_s)
+        return await open_connection(
+            url, connect_timeout_s=self.config.connect_timeout_s, **self._connect_options
+        )
 
     async def _bind(self, nc: Client) -> KeyValue:
         return await bind_bucket(nc, self.bucket, op_timeout_s=self.config.kv_timeout_s)

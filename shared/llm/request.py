@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from shared.llm.caching import place_breakpoints
 from shared.llm.errors import LLMInputError
 from shared.llm.parsing import type_adapter
 from shared.llm.providers.base import ProviderReply, ProviderRequest
@@ -15,10 +16,6 @@ from shared.llm.runtime import TIERS, LLMRuntime
 from shared.llm.tools import Tool, forces_tool, normalize_tool_choice, schema_for
 
 log = logging.getLogger(__name__)
-
-# The smallest cacheable prefix of any current model (others need 2048-4096 tokens).
-_MIN_CACHEABLE_TOKENS = 1024
-_noted_small_prefixes: set[str] = set()
 
 
 @dataclass
@@ -98,12 +95,13 @@ def prepare_call(
     if system:
         if not isinstance(system, str):
             system = _check_system_blocks(system)
-        params["system"] = system  # blocks pass through with cache_control as given
-        _note_small_cache_prefix(task, params)
+        params["system"] = system
     if tool_list:
         params["tools"] = [tool.to_param() for tool in tool_list]
     if choice is not None:
         params["tool_choice"] = choice
+    # Marks whose prefix is below the model's minimum are dropped (with one warning).
+    place_breakpoints(task, params)
     schema_json = _schema_json(schema) if schema is not None else None
     request = ProviderRequest(
         params=params, timeout=float(timeout), tools=tuple(tool_list), schema_json=schema_json
@@ -112,7 +110,8 @@ def prepare_call(
 
 
 def _check_system_blocks(system: Sequence[Mapping[str, Any]]) -> list[Any]:
-    blocks = list(system)
+    # Copies: dropping a cache mark that is too short must not change the caller's blocks.
+    blocks = [dict(block) if isinstance(block, Mapping) else block for block in system]
     for i, block in enumerate(blocks):
         if not isinstance(block, Mapping) or block.get("type") != "text":
             raise LLMInputError(f"system[{i}] must be a text block ({{'type': 'text', ...}})")
@@ -136,25 +135,3 @@ def _estimate_input_tokens(params: dict[str, Any]) -> int:
     size += len(json.dumps(params.get("system", ""), default=str))
     size += len(json.dumps(params.get("tools", []), default=str))
     return max(size // 4, 1)
-
-
-def _note_small_cache_prefix(task: str, params: dict[str, Any]) -> None:
-    """Say once per task when a cache breakpoint sits below every model's cacheable minimum."""
-    system = params["system"]
-    if isinstance(system, str) or task in _noted_small_prefixes:
-        return
-    # The cached prefix is the tools, then the system blocks up to the marked one.
-    chars = len(json.dumps(params.get("tools", [])))
-    for block in system:
-        chars += len(block["text"])
-        if block.get("cache_control"):
-            if chars // 4 < _MIN_CACHEABLE_TOKENS:
-                _noted_small_prefixes.add(task)
-                log.info(
-                    "task %r marks a ~%d-token prefix for caching; below %d tokens the API "
-                    "silently does not cache it",
-                    task,
-                    chars // 4,
-                    _MIN_CACHEABLE_TOKENS,
-                )
-            return

@@ -6,6 +6,7 @@ import logging
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -36,49 +37,97 @@ def find_nats_server() -> Path:
     )
 
 
+def port_free(port: int) -> bool:
+    """Whether a loopback TCP port can be bound right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def _die_with_parent() -> None:
+    # Runs in the child between fork and exec: standard library only.
+    import ctypes
+
+    ctypes.CDLL(None).prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
+
+
 class EmbeddedNatsServer:
     """A nats-server child process: JetStream on, loopback only, server-chosen ports."""
 
     def __init__(
-        self, store_dir: Path, *, binary: Path | None = None, max_file_store: str | None = None
+        self,
+        store_dir: Path,
+        *,
+        binary: Path | None = None,
+        max_file_store: str | None = None,
+        port: int | None = None,
+        authorization: str | None = None,
     ) -> None:
         self.store_dir = Path(store_dir)
         self.binary = binary
+        # A port to reuse (clients of an earlier run reconnect to it); taken only if free.
+        self.port = port
+        # An `authorization {...}` config block: with it, anonymous clients are refused.
+        self.authorization = authorization
         # JetStream reserves each stream's max_bytes against this limit when the stream is
         # created; a test server hosting many namespaced stream sets needs a large one.
         self.max_file_store = max_file_store
         self.proc: subprocess.Popen[bytes] | None = None
+        self._binary_name = "nats-server"
         self.url: str = ""
         self.monitor_url: str = ""
 
     def start(self, *, timeout: float = 15.0) -> EmbeddedNatsServer:
         """Start the server and wait until /healthz answers ok; raise with its output if not."""
+        self.spawn()
+        return self.wait_healthy(timeout=timeout)
+
+    def spawn(self, *, die_with_parent: bool = False) -> None:
+        """Start the process only (call from the thread that lives as long as the server).
+
+        With `die_with_parent` the kernel SIGTERMs the server when this thread's process
+        dies (Linux PR_SET_PDEATHSIG), so a SIGKILLed `r42 up` leaves no server behind.
+        """
         binary = self.binary or find_nats_server()
+        self._binary_name = Path(binary).name
         self.store_dir.mkdir(parents=True, exist_ok=True)
         ports_dir = self.store_dir / "ports"
         ports_dir.mkdir(exist_ok=True)
         for old in ports_dir.glob("*.ports"):
             old.unlink()
-        log_path = self.store_dir / "nats-server.log"
+        port = self.port if self.port and port_free(self.port) else -1
         cmd = [
-            str(binary), "-a", "127.0.0.1", "-p", "-1", "-m", "-1", "-js",
+            str(binary), "-a", "127.0.0.1", "-p", str(port), "-m", "-1", "-js",
             "-sd", str(self.store_dir / "jetstream"), "-ports_file_dir", str(ports_dir),
-            "-l", str(log_path),
+            "-l", str(self.log_path),
         ]  # fmt: skip
-        if self.max_file_store:
-            conf = self.store_dir / "nats-server.conf"
-            conf.write_text(f"jetstream {{\n  max_file_store: {self.max_file_store}\n}}\n")
-            cmd += ["-c", str(conf)]
+        if self.max_file_store or self.authorization:
+            cmd += ["-c", str(self.write_config())]
         # Own process group so a Ctrl-C at the terminal reaches us first, not the server.
         self.proc = subprocess.Popen(
-            cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
-        )
+            cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+            preexec_fn=_die_with_parent if die_with_parent else None,
+        )  # fmt: skip
+
+    @property
+    def log_path(self) -> Path:
+        """The server's own log file."""
+        return self.store_dir / "nats-server.log"
+
+    def wait_healthy(self, *, timeout: float = 15.0) -> EmbeddedNatsServer:
+        """Wait until the spawned server answers /healthz; raise with its output if not."""
+        assert self.proc is not None, "spawn() first"
         deadline = time.monotonic() + timeout
-        ports_file = ports_dir / f"{Path(binary).name}_{self.proc.pid}.ports"
+        ports_file = self.store_dir / "ports" / f"{self._binary_name}_{self.proc.pid}.ports"
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raw = self.proc.stderr.read() if self.proc.stderr else b""
                 err = raw.decode(errors="replace")
+                log_path = self.log_path
                 tail = log_path.read_text(errors="replace")[-2000:] if log_path.exists() else ""
                 code = self.proc.returncode
                 raise NatsServerError(f"nats-server exited with {code}: {err}{tail}")
@@ -87,6 +136,39 @@ class EmbeddedNatsServer:
             time.sleep(0.02)
         self.stop()
         raise NatsServerError(f"nats-server did not become healthy within {timeout:.0f} s")
+
+    @property
+    def config_path(self) -> Path:
+        """The server config file (written when limits or users are set)."""
+        return self.store_dir / "nats-server.conf"
+
+    def write_config(self) -> Path:
+        """Write the config atomically, owner-only (it lists every user's public key)."""
+        parts = []
+        if self.max_file_store:
+            parts.append(f"jetstream {{\n  max_file_store: {self.max_file_store}\n}}\n")
+        if self.authorization:
+            parts.append(self.authorization)
+        tmp = self.config_path.with_suffix(".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write("".join(parts))
+        os.replace(tmp, self.config_path)
+        return self.config_path
+
+    def reload(self, authorization: str | None = None) -> None:
+        """Rewrite the config (new users) and make the running server re-read it (SIGHUP)."""
+        if authorization is not None:
+            self.authorization = authorization
+        self.write_config()
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGHUP)
+
+    @property
+    def port_number(self) -> int | None:
+        """The client port the server listens on (once started)."""
+        tail = self.url.rpartition(":")[2]
+        return int(tail) if tail.isdigit() else None
 
     def _read_ports(self, ports_file: Path) -> bool:
         import json

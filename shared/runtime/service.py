@@ -258,16 +258,19 @@ async def _start(
 ) -> ServiceContext:
     from shared.bus import BusTelemetrySink, build_broker, start_broker
     from shared.obs.host import prepare_obs
+    from shared.runtime.session import client_auth
 
     url = resolve_nats_url(settings)
     obs = prepare_obs(name, settings)  # metrics, tracing; /metrics, /healthz, /readyz below
-    broker = build_broker(url, name=f"r42-{name}", middlewares=obs.middlewares)
+    auth = client_auth(settings, user=name)  # its own NATS user, handed over by `r42 up`
+    broker = build_broker(url, name=f"r42-{name}", middlewares=obs.middlewares, auth=auth)
     store = await open_store(settings.store_url)
     ctx: ServiceContext | None = None
     try:
         limiter = obs.observe_limiter(await open_limiter(
             mode=settings.limiter,
             nats_url=url,
+            connect_options=auth.options() if auth else None,
             config=LimiterConfig.model_validate(settings.limits) if settings.limits else None,
             bucket=settings.limiter_bucket,
         ))  # fmt: skip

@@ -12,9 +12,18 @@ import nats
 from nats.aio.client import Client as NatsClient
 from nats.errors import Error as NatsError
 
-from shared.config import redact_url
-from shared.errors import BusError, ConfigError
-from shared.runtime.nats_server import EmbeddedNatsServer
+from shared.bus.broker import NatsAuth
+from shared.config import Settings, redact_url
+from shared.errors import BusError, ConfigError, R42Error
+from shared.runtime.nats_auth import (
+    SOURCES_BUCKET,
+    NatsUser,
+    all_users,
+    authorization_block,
+    inbox_prefix,
+)
+from shared.runtime.nats_server import EmbeddedNatsServer, NatsServerError
+from shared.runtime.readiness import ready_services
 from shared.runtime.state import (
     RuntimeLock,
     RuntimeState,
@@ -23,12 +32,42 @@ from shared.runtime.state import (
     remove_state,
     write_state,
 )
-from shared.runtime.supervisor import RestartPolicy, ServiceSpec, Supervisor, SupervisorEvent
+from shared.runtime.supervisor import (
+    RestartPolicy,
+    RestartTracker,
+    ServiceSpec,
+    Supervisor,
+    SupervisorEvent,
+    describe_exit,
+    log_tail,
+)
 
 log = logging.getLogger(__name__)
 
 # The one masking rule, under the name the CLI and runtime already use.
 display_url = redact_url
+_CREDS_ENV = ("NATS_NKEY_SEED", "R42_NATS_NKEY_SEED", "R42_NATS_INBOX_PREFIX")
+
+
+class StoreUnavailableError(R42Error):
+    """The configured store cannot be opened (bad URL, unreachable server)."""
+
+
+def client_auth(settings: Settings, *, user: str = "cli") -> NatsAuth | None:
+    """This process's NATS identity: NATS_NKEY_SEED, else the local `r42 up`'s CLI user."""
+    if settings.nats_nkey_seed is not None:
+        seed = settings.nats_nkey_seed.expanduser()
+        if not seed.is_file():
+            raise ConfigError(f"NATS_NKEY_SEED {seed} does not exist")
+        # `r42 creds NAME` writes NAME.nk, whose inbox is _INBOX_NAME.
+        prefix = settings.nats_inbox_prefix or inbox_prefix(seed.stem)
+        return NatsAuth(seed, prefix)
+    if settings.nats_url:
+        return None
+    state = read_state(settings.data_dir)
+    if state is None or not state.nats_auth or not state.users_dir:
+        return None
+    return NatsAuth(Path(state.users_dir) / f"{user}.nk", inbox_prefix(user))
 
 
 async def connect_nats(
@@ -36,6 +75,7 @@ async def connect_nats(
     *,
     timeout: float = 3.0,  # noqa: ASYNC109 - bounds the connect only
     name: str = "r42-cli",
+    auth: NatsAuth | None = None,
 ) -> NatsClient:
     """One connection without reconnects; raise BusError with a secret-free message."""
     seen: list[BaseException] = []
@@ -50,6 +90,7 @@ async def connect_nats(
             nats.connect(
                 url, name=name, connect_timeout=int(max(1, timeout)), allow_reconnect=False,
                 max_reconnect_attempts=1, reconnect_time_wait=0.2, error_cb=remember,
+                **(auth.options() if auth else {}),
             ),
             timeout + 2.0,
         )  # fmt: skip
@@ -63,10 +104,38 @@ async def connect_nats(
         raise BusError(f"cannot reach NATS at {display_url(url)}: {reason}") from None
 
 
-async def check_nats(url: str, *, timeout: float = 3.0) -> None:  # noqa: ASYNC109
-    """Raise BusError unless a NATS server answers at `url`."""
-    nc = await connect_nats(url, timeout=timeout, name="r42-probe")
+async def check_nats(
+    url: str,
+    *,
+    timeout: float = 3.0,  # noqa: ASYNC109
+    auth: NatsAuth | None = None,
+) -> None:
+    """Raise BusError unless a NATS server answers at `url` (and accepts `auth`)."""
+    nc = await connect_nats(url, timeout=timeout, name="r42-probe", auth=auth)
     await nc.close()
+
+
+class ServicesNotReadyError(R42Error):
+    """A service did not answer its readiness check in time (or crash-looped)."""
+
+
+async def check_store(url: str, *, timeout: float = 10.0) -> None:  # noqa: ASYNC109
+    """Open and close the store; raise StoreUnavailableError in one line if that fails."""
+    from shared.store import open_store  # lazily: the store pulls in its drivers
+
+    try:
+        store = await asyncio.wait_for(open_store(url), timeout)
+    except TimeoutError:
+        raise StoreUnavailableError(
+            f"store {redact_url(url)} did not answer within {timeout:.0f} s"
+        ) from None
+    except R42Error as exc:
+        raise StoreUnavailableError(f"store {redact_url(url)}: {exc}") from None
+    except Exception as exc:  # a driver's own error: name it, never its full text (secrets)
+        raise StoreUnavailableError(
+            f"store {redact_url(url)} cannot be opened: {type(exc).__name__}"
+        ) from None
+    await store.close()
 
 
 class EmbeddedRuntime:
@@ -81,8 +150,10 @@ class EmbeddedRuntime:
         env: Mapping[str, str] | None = None,
         policy: RestartPolicy | None = None,
         on_event: Callable[[SupervisorEvent], None] | None = None,
+        store_url: str | None = None,
     ) -> None:
         self.data_dir = Path(data_dir).expanduser().resolve()
+        self.store_url = store_url
         self.services = tuple(services)
         self.external_url = nats_url
         self.env = dict(os.environ if env is None else env)
@@ -93,7 +164,11 @@ class EmbeddedRuntime:
         self.state: RuntimeState | None = None
         self.stream_actions: dict[str, str] | None = None
         self.notes: list[str] = []
+        self.users: dict[str, NatsUser] = {}
+        self.nats_restarts = 0
         self._lock: RuntimeLock | None = None
+        self._stopping = False
+        self._nats_task: asyncio.Task[None] | None = None
 
     @property
     def logs_dir(self) -> Path:
@@ -105,12 +180,24 @@ class EmbeddedRuntime:
         """The embedded nats-server's directory (JetStream store, ports file, log)."""
         return self.data_dir / "nats"
 
+    @property
+    def users_dir(self) -> Path:
+        """Each NATS user's seed (0600) and the external clients' roles."""
+        return self.nats_store / "users"
+
+    @property
+    def port_file(self) -> Path:
+        """The client port of the last run: reused so clients of that run find us again."""
+        return self.nats_store / "port"
+
     async def start(self) -> RuntimeState:
         """Lock the data dir, start or check NATS, ensure streams, write state, start services."""
         if self.data_dir.exists() and not self.data_dir.is_dir():
             raise ConfigError(f"data dir {self.data_dir} exists and is not a directory")
         if self.external_url:
             await check_nats(self.external_url)
+        if self.store_url:
+            await check_store(self.store_url)
         try:
             self.data_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -132,9 +219,7 @@ class EmbeddedRuntime:
         if self.external_url:
             url = self.external_url
         else:
-            self.server = EmbeddedNatsServer(self.nats_store)
-            await asyncio.to_thread(self.server.start)
-            url = self.server.url
+            url = await self._start_server()
             # Only our own server: an external cluster's streams (replicas, limits) belong to
             # its operators, and the services ensure what they need when they connect.
             self.stream_actions = await self._ensure_streams(url)
@@ -147,30 +232,159 @@ class EmbeddedRuntime:
             nats_pid=proc.pid if proc else None,
             nats_store=str(self.nats_store) if self.server else None,
             logs_dir=str(self.logs_dir),
+            nats_auth=self.server is not None,
+            users_dir=str(self.users_dir) if self.server else None,
         )
         write_state(self.data_dir, self.state)
-        env = {k: v for k, v in self.env.items() if k != "R42_NATS_URL"}
+        drop = {"R42_NATS_URL", *(_CREDS_ENV if self.server else ())}
+        env = {k: v for k, v in self.env.items() if k not in drop}
         env.update(NATS_URL=url, R42_DATA_DIR=str(self.data_dir))
+        service_env = {
+            name: {
+                "NATS_NKEY_SEED": str(user.seed_file),
+                "R42_NATS_INBOX_PREFIX": user.inbox_prefix,
+            }
+            for name, user in self.users.items()
+            if any(spec.name == name for spec in self.services)
+        }
         self.supervisor = Supervisor(
             self.services, log_dir=self.logs_dir, env=env, policy=self.policy,
-            on_event=self._on_event,
+            on_event=self._on_event, service_env=service_env,
         )  # fmt: skip
         await self.supervisor.start()
+        if self.server is not None:
+            self._nats_task = asyncio.create_task(self._supervise_nats(), name="nats-server")
         self._save()
+
+    def _authorization(self) -> str:
+        # Re-read on every (re)start: `r42 creds` may have added clients meanwhile.
+        users = all_users(self.users_dir, [spec.name for spec in self.services])
+        self.users = {u.name: u for u in users}
+        return authorization_block(users)
+
+    def _last_port(self) -> int | None:
+        try:
+            text = self.port_file.read_text().strip()
+        except OSError:
+            return None
+        return int(text) if text.isdigit() and 0 < int(text) < 65536 else None
+
+    async def _start_server(self, *, port: int | None = None) -> str:
+        self.nats_store.mkdir(parents=True, exist_ok=True)
+        server = EmbeddedNatsServer(
+            self.nats_store, port=port or self._last_port(), authorization=self._authorization()
+        )
+        self.server = server
+        # Spawned on this (the main) thread: the server's parent-death signal is tied to the
+        # thread that forked it, and a worker thread may end long before `r42 up` does.
+        server.spawn(die_with_parent=True)
+        await asyncio.to_thread(server.wait_healthy)
+        if server.port_number:
+            self.port_file.write_text(f"{server.port_number}\n")
+        return server.url
+
+    async def _supervise_nats(self) -> None:
+        """Restart a nats-server that died, on the same port and store, under the policy."""
+        tracker = RestartTracker(self.policy or RestartPolicy())
+        while not self._stopping and self.server is not None:
+            server = self.server
+            proc = server.proc
+            if proc is None:
+                return
+            started = asyncio.get_running_loop().time()
+            code = await asyncio.to_thread(proc.wait)
+            if self._stopping:
+                return
+            uptime = asyncio.get_running_loop().time() - started
+            tail = log_tail(server.log_path, lines=1)
+            self._emit_nats("exited", proc.pid, f"{describe_exit(code)} after {uptime:.1f} s"
+                            + (f": {tail[-1]}" if tail else ""))  # fmt: skip
+            delay = tracker.on_exit(uptime)
+            if delay is None:
+                self._emit_nats("gave_up", None, f"{tracker.reason}; not restarting it")
+                return
+            self._emit_nats("restarting", None, f"in {delay:g} s", delay=delay)
+            await asyncio.sleep(delay)
+            if self._stopping:
+                return
+            try:
+                url = await self._start_server(port=server.port_number)
+            except (NatsServerError, ConfigError, OSError) as exc:
+                self._emit_nats("exited", None, f"restart failed: {exc}")
+                continue
+            self.nats_restarts += 1
+            new_proc = self.server.proc if self.server else None
+            if self.state is not None:
+                if url != self.state.nats_url:
+                    self.notes.append(f"nats-server came back on a new port: {url}")
+                self.state.nats_url = url
+                self.state.nats_pid = new_proc.pid if new_proc else None
+                self.state.nats_monitor_url = self.server.monitor_url if self.server else None
+            self._emit_nats("started", new_proc.pid if new_proc else None, url)
+
+    def _emit_nats(
+        self, kind: str, pid: int | None, message: str, *, delay: float | None = None
+    ) -> None:
+        event = SupervisorEvent("nats", kind, pid=pid, message=message, delay_s=delay)  # type: ignore[arg-type]
+        self._on_event(event)
+
+    def readiness(self) -> dict[str, bool]:
+        """name → whether the service answers on the bus (see shared.runtime.readiness)."""
+        names = [spec.name for spec in self.services]
+        if self.server is None or not self.server.monitor_url:
+            return dict.fromkeys(names, True)  # external NATS: nothing of ours to ask
+        pids = self.supervisor.pids if self.supervisor else {}
+        ready = ready_services(self.server.monitor_url, self.users, names)
+        return {name: ready[name] and name in pids for name in names}
+
+    async def wait_ready(self, *, timeout: float = 60.0) -> dict[str, bool]:  # noqa: ASYNC109
+        """Wait until every service is ready; raise naming the ones that are not."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            ready = await asyncio.to_thread(self.readiness)
+            if self.state is not None:
+                self.state.ready = ready
+                self._save()
+            if all(ready.values()):
+                return ready
+            gave_up = [e.service for e in (self.supervisor.events if self.supervisor else [])
+                       if e.kind == "gave_up"]  # fmt: skip
+            if gave_up or loop.time() > deadline:
+                late = sorted(n for n, ok in ready.items() if not ok)
+                why = f"{', '.join(late)} did not become ready"
+                why += " (crash loop)" if gave_up else f" within {timeout:.0f} s"
+                for name in late:
+                    tail = log_tail(self.logs_dir / f"{name}.log", lines=1)
+                    if tail:
+                        why += f"; {name}: {tail[-1]}"
+                raise ServicesNotReadyError(why)
+            await asyncio.sleep(0.2)
 
     async def _ensure_streams(self, url: str) -> dict[str, str]:
         from shared.bus import ensure_streams  # lazily: the bus pulls in FastStream
 
-        nc = await connect_nats(url, timeout=5.0, name="r42-up")
+        runtime = self.users.get("runtime")
+        auth = NatsAuth(runtime.seed_file, runtime.inbox_prefix) if runtime else None
+        nc = await connect_nats(url, timeout=5.0, name="r42-up", auth=auth)
         try:
-            return dict(await ensure_streams(nc.jetstream()))
+            actions: dict[str, str] = dict(await ensure_streams(nc.jetstream()))
+            # The bucket uploaders put source files into (`r42 creds NAME --role uploader`).
+            await nc.jetstream().create_object_store(SOURCES_BUCKET)
+            return actions
         finally:
             await nc.close()
+
+    def add_client_reload(self) -> None:
+        """Re-read the users (a new `r42 creds` client) and reload the running server."""
+        if self.server is not None:
+            self.server.reload(self._authorization())
 
     def _save(self) -> None:
         if self.state is None or self.supervisor is None:
             return
         self.state.services = self.supervisor.pids
+        self.state.restarts = {**self.supervisor.restarts, "nats": self.nats_restarts}
         try:
             write_state(self.data_dir, self.state)
         except OSError as exc:
@@ -188,6 +402,7 @@ class EmbeddedRuntime:
 
     async def stop(self) -> None:
         """Stop services, then the nats-server we started; remove the state file; unlock."""
+        self._stopping = True
         # Keep self.supervisor set while stopping: a second Ctrl-C calls kill() on it.
         if self.supervisor is not None:
             await self.supervisor.stop()
@@ -195,6 +410,8 @@ class EmbeddedRuntime:
         server, self.server = self.server, None
         if server is not None:
             await asyncio.to_thread(server.stop)
+        if self._nats_task is not None:
+            await asyncio.gather(self._nats_task, return_exceptions=True)
         lock, self._lock = self._lock, None
         if lock is not None:
             remove_state(self.data_dir, owner_pid=os.getpid())

@@ -39,7 +39,11 @@ class RuntimeState(BaseModel):
     nats_store: str | None = None
     started_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     services: dict[str, int] = Field(default_factory=dict, description="name → live child pid")
+    restarts: dict[str, int] = Field(default_factory=dict, description="name → restarts so far")
+    ready: dict[str, bool] = Field(default_factory=dict, description="name → answered readiness")
     logs_dir: str | None = None
+    nats_auth: bool = Field(default=False, description="The embedded server requires nkey users")
+    users_dir: str | None = None
 
 
 def state_path(data_dir: Path) -> Path:
@@ -118,10 +122,14 @@ class RuntimeLock:
         except BlockingIOError:
             os.close(fd)
             running = read_state(self.path.parent)
-            where = f" (pid {running.pid}, started {running.started_at:%Y-%m-%d %H:%M:%S})"
+            where = (
+                f" (pid {running.pid}, started {running.started_at:%Y-%m-%d %H:%M:%S})"
+                if running
+                else ""
+            )
             raise RuntimeBusyError(
                 f"r42 is already running on {self.path.parent.resolve()}"
-                f"{where if running else ''}; stop it first (Ctrl-C in its terminal) "
+                f"{where}; stop it first (Ctrl-C in its terminal) "
                 "or use another --data-dir"
             ) from None
         # The kernel drops the lock when the process dies, so a crash never leaves it stuck.

@@ -59,12 +59,17 @@ class RestartPolicy:
     fast_exit_s: float = 10.0
     give_up_after: int = 5
     stop_timeout_s: float = 10.0
+    max_restarts: int = 8
+    restart_window_s: float = 300.0
+    """A crash loop of any speed: more than `max_restarts` exits within the window gives up."""
 
     def __post_init__(self) -> None:
         if self.initial_delay_s < 0 or self.max_delay_s < self.initial_delay_s:
             raise ConfigError("restart delays must satisfy 0 <= initial <= max")
         if self.factor < 1 or self.give_up_after < 1 or self.stop_timeout_s <= 0:
             raise ConfigError("restart factor must be >= 1, give_up_after >= 1, timeout > 0")
+        if self.max_restarts < 1 or self.restart_window_s <= 0:
+            raise ConfigError("max_restarts must be >= 1 and restart_window_s > 0")
 
 
 def backoff_delay(policy: RestartPolicy, failures: int) -> float:
@@ -77,13 +82,27 @@ def backoff_delay(policy: RestartPolicy, failures: int) -> float:
 class RestartTracker:
     """Per-service memory of recent exits: how long to back off, or whether to give up."""
 
-    def __init__(self, policy: RestartPolicy) -> None:
+    def __init__(
+        self, policy: RestartPolicy, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.policy = policy
         self.failures = 0
         self.fast_failures = 0
+        self.recent: deque[float] = deque()
+        self.clock = clock
+        self.reason = ""
 
     def on_exit(self, uptime_s: float) -> float | None:
         """Record an unexpected exit; return the delay before the restart, or None to give up."""
+        now = self.clock()
+        self.recent.append(now)
+        while self.recent and now - self.recent[0] > self.policy.restart_window_s:
+            self.recent.popleft()
+        if len(self.recent) > self.policy.max_restarts:
+            self.reason = (
+                f"exited {len(self.recent)} times within {self.policy.restart_window_s:g} s"
+            )
+            return None
         if uptime_s >= self.policy.reset_after_s:
             self.failures = 0
         if uptime_s >= self.policy.fast_exit_s:
@@ -92,6 +111,10 @@ class RestartTracker:
         if uptime_s < self.policy.fast_exit_s:
             self.fast_failures += 1
         if self.fast_failures >= self.policy.give_up_after:
+            self.reason = (
+                f"crashed {self.fast_failures} times in a row, each within "
+                f"{self.policy.fast_exit_s:g} s of starting"
+            )
             return None
         return backoff_delay(self.policy, self.failures)
 
@@ -158,12 +181,15 @@ class Supervisor:
         policy: RestartPolicy | None = None,
         python: str | None = None,
         on_event: Callable[[SupervisorEvent], None] | None = None,
+        service_env: Mapping[str, Mapping[str, str]] | None = None,
     ) -> None:
         names = [s.name for s in specs]
         if len(set(names)) != len(names):
             raise ConfigError(f"duplicate service names: {names}")
         self.log_dir = Path(log_dir)
         self.env = dict(os.environ if env is None else env)
+        # Per service: its own NATS credentials, never another service's.
+        self.service_env = {k: dict(v) for k, v in (service_env or {}).items()}
         self.policy = policy or RestartPolicy()
         self.python = python or sys.executable
         self.on_event = on_event
@@ -179,6 +205,11 @@ class Supervisor:
             for name, c in self._children.items()
             if c.proc is not None and c.proc.returncode is None
         }
+
+    @property
+    def restarts(self) -> dict[str, int]:
+        """How often each service was restarted."""
+        return {name: max(0, c.starts - 1) for name, c in self._children.items()}
 
     def log_path(self, name: str) -> Path:
         """The log file a service's stdout and stderr go to."""
@@ -252,6 +283,7 @@ class Supervisor:
             path.replace(path.with_suffix(".log.1"))
         env = {
             **self.env,
+            **self.service_env.get(spec.name, {}),
             SUPERVISOR_PID_ENV: str(os.getpid()),
             "R42_SERVICE_NAME": spec.name,
             "PYTHONUNBUFFERED": "1",
@@ -312,8 +344,7 @@ class Supervisor:
                     self._emit(
                         SupervisorEvent(
                             name, "gave_up", returncode=returncode,
-                            message=f"crashed {tracker.fast_failures} times in a row, each within "
-                            f"{self.policy.fast_exit_s:g} s of starting; not restarting it "
+                            message=f"{tracker.reason}; not restarting it "
                             f"(see {self.log_path(name)})",
                         )
                     )  # fmt: skip

@@ -34,6 +34,7 @@ from shared.bus import (
 from shared.config import Settings
 from shared.errors import R42Error
 from shared.runtime.service import resolve_nats_url
+from shared.runtime.session import client_auth
 from shared.store import open_store
 
 THINKING = "R42 denkt na…"
@@ -153,7 +154,9 @@ async def run(
     """Run the console until /quit or end of input (what `r42 up` opens without Slack)."""
     user = user_id or console_user()
     out = out or Console(highlight=False)
-    broker = build_broker(resolve_nats_url(settings), name="r42-console")
+    broker = build_broker(
+        resolve_nats_url(settings), name="r42-console", auth=client_auth(settings)
+    )
     store = await open_store(settings.store_url)
     waiter = EventWaiter(broker, namespace=namespace)
     try:

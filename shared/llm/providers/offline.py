@@ -177,8 +177,8 @@ class OfflineProvider:
             filler = SchemaFiller(request.schema_json, texts=texts, rng=random.Random(seed))
             payload = json.dumps(filler.fill(), ensure_ascii=False, indent=2)
             return _reply([_text_block(f"{OFFLINE_PREFIX}```json\n{payload}\n```")], "end_turn")
-        context = [system, *(_text_of(m.get("content")) for m in messages)]
-        return _reply([_text_block(OFFLINE_PREFIX + _quote_reply(user, context))], "end_turn")
+        quoted = [system, *(_text_of(m.get("content")) for m in messages)]
+        return _reply([_text_block(OFFLINE_PREFIX + _quote_reply(user, quoted))], "end_turn")
 
     async def aclose(self) -> None:
         """Nothing to release."""
@@ -222,7 +222,8 @@ async def _tool_input(tool: Tool, context: OfflineRequest, plans: OfflinePlans) 
             return dict(produced)
     texts = context.sentences() + split_sentences(context.system)
     filler = SchemaFiller(tool.input_schema, texts=texts, rng=context.rng)
-    return filler.fill()
+    filled: dict[str, Any] = filler.fill()
+    return filled
 
 
 def _quote_reply(user: str, context: list[str]) -> str:

@@ -6,12 +6,13 @@ import random
 import re
 import unicodedata
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 _MAX_DEPTH = 8
 _SLUG_KEYS = ("id", "slug", "key", "ref", "source", "target", "handle")
 _SHORT_KEYS = ("name", "title", "label", "topic", "heading", "term", "tag", "keyword")
-_SLUG_PATTERNS = (
+_SLUG_PATTERNS: tuple[Callable[[list[str]], str], ...] = (
     lambda words: "-".join(words),  # kebab-case
     lambda words: "_".join(words),  # snake_case
     lambda words: "".join(words),  # lowercase alnum
@@ -152,8 +153,8 @@ class SchemaFiller:
         return value
 
     def _number(self, schema: dict[str, Any]) -> float:
-        low = schema.get("minimum", schema.get("exclusiveMinimum", 0.0))
-        high = schema.get("maximum", schema.get("exclusiveMaximum", low + 1.0))
+        low = float(schema.get("minimum", schema.get("exclusiveMinimum", 0.0)))
+        high = float(schema.get("maximum", schema.get("exclusiveMaximum", low + 1.0)))
         # Strictly inside the bounds, so exclusive limits hold too.
         value = round(low + (high - low) * (0.25 + 0.5 * self.rng.random()), 3)
         return value if low < value < high else (low + high) / 2

@@ -103,3 +103,15 @@ def test_bad_last_is_a_usage_error(url: str) -> None:
     result = run("ops", "calls", "--last", "0", "--store", url)
     assert result.exit_code == 2
     assert "Traceback" not in result.output
+
+
+def test_cache_hit_rate_per_task(url: str) -> None:
+    out = run("ops", "calls", "--store", url).stdout
+    tasks = out.split("Cost per task")[1].split("Cost per model")[0].splitlines()
+    extract = next(ln for ln in tasks if ln.split("│")[1:2] == [" extract "])
+    quiz = next(ln for ln in tasks if [c.strip() for c in ln.split("│")[1:2]] == ["quiz"])
+    assert " 23% " in extract  # 900 read of 1500 + 1500 + 900 input tokens
+    assert " 0% " in quiz  # written to the cache, never read back
+    data = json.loads(run("ops", "calls", "--json", "--store", url).stdout)
+    rates = {row["key"]: row["cache_hit_rate"] for row in data["by_task"]}
+    assert rates["extract"] == pytest.approx(900 / 3900) and rates["quiz"] == 0.0

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from shared.bus import NatsAuth
 from shared.config import build_settings
 from shared.errors import BusError
 from shared.runtime import RuntimeState, SupervisorEvent, check_nats, read_state, state_path
@@ -41,7 +42,9 @@ class UpProcess:
                     f"r42 up exited early ({self.proc.returncode}):\n{self.output()}"
                 )
             state = read_state(data_dir)
-            return state is not None and set(state.services) == services
+            # "up" is printed only once every service answers its readiness check.
+            up = "R42 is up" in self.out.read_text()
+            return up and state is not None and set(state.services) == services
 
         wait_until(ready, timeout=60, what="r42 up to be ready")
         state = read_state(data_dir)
@@ -71,9 +74,12 @@ def start_up(tmp_path: Path) -> Iterator:
             proc.wait()
 
 
-async def _nats_answers(url: str) -> bool:
+async def _nats_answers(url: str, data_dir: Path | None = None) -> bool:
+    """Whether the server answers (as the data dir's CLI user; anonymous is refused)."""
+    seed = data_dir / "nats" / "users" / "cli.nk" if data_dir else None
+    auth = NatsAuth(seed, "_INBOX_cli") if seed and seed.exists() else None
     try:
-        await check_nats(url)
+        await check_nats(url, auth=auth)
     except BusError:
         return False
     return True
@@ -88,7 +94,7 @@ async def test_up_runs_services_and_stops_cleanly(
     up = start_up(data, "-s", "kid=r42kid", "-s", "other=r42kid", env=kid_env)
     state = await asyncio.to_thread(up.wait_ready, data, {"kid", "other"})
     assert state.pid == up.proc.pid and state.nats_pid
-    assert await _nats_answers(state.nats_url)
+    assert await _nats_answers(state.nats_url, data)
     # Children got the bus and the data dir through their environment.
     kid_file = tmp_path / "kids" / f"kid.{state.services['kid']}"
     await asyncio.to_thread(wait_until, kid_file.exists, what="kid pid file")
@@ -103,7 +109,7 @@ async def test_up_runs_services_and_stops_cleanly(
     assert all(gone(pid) for pid in state.services.values())
     assert all(gone(pid) for pid in kid_pids(tmp_path / "kids", "kid"))
     assert not state_path(data).exists()
-    assert not await _nats_answers(state.nats_url)
+    assert not await _nats_answers(state.nats_url, data)
     assert "nothing left running" in up.err.read_text()
 
 
@@ -116,7 +122,7 @@ async def test_second_up_on_the_same_data_dir_is_refused(tmp_path: Path, start_u
     assert "already running" in second.output() and str(state.pid) in second.output()
     # The first run is untouched: same state, still serving.
     assert read_state(data) == state and first.proc.poll() is None
-    assert await _nats_answers(state.nats_url)
+    assert await _nats_answers(state.nats_url, data)
     first.proc.terminate()
     assert await asyncio.to_thread(first.proc.wait, 60) == 0
 

@@ -101,7 +101,7 @@ async def service(
     settings = build_settings(
         nats_url=nats_url, store=f"sqlite:///{tmp_path / 'flow.db'}", llm="anthropic",
         anthropic_base_url=fake_anthropic.url, anthropic_api_key=FAKE_ANTHROPIC_API_KEY,
-        limiter="off",
+        limiter="off", admins=["UADMIN"],
     )  # fmt: skip
     seeding = await open_store(settings.store_url)
     await seeding.topics.upsert_many(TOPICS)
@@ -236,16 +236,18 @@ async def test_refine_rpc_for_admins_only(service: Running, fake_anthropic: Fake
     await service.publish(requested())
     await service.wait_ready(1)
     broker, ns = service.ctx.broker, service.ctx.namespace
+    # Admin status comes from R42_ADMINS (UADMIN), never from the request's claim.
     ask = RefineRequest(topic=TOPIC, instruction="Korter", user_id="U9", is_admin=False)
-    with pytest.raises(BadInputError, match="only admins"):
-        await request(broker, REFINE_SUBJECT, ask, response_model=RefineReply, namespace=ns)
+    for liar in (ask, ask.model_copy(update={"is_admin": True})):
+        with pytest.raises(BadInputError, match="only admins"):
+            await request(broker, REFINE_SUBJECT, liar, response_model=RefineReply, namespace=ns)
     fake_anthropic.enqueue(tool_reply("set_intro", {"intro": "Korter."}))
     reply = await request(
-        broker, REFINE_SUBJECT, ask.model_copy(update={"is_admin": True}),
+        broker, REFINE_SUBJECT, ask.model_copy(update={"user_id": "UADMIN"}),
         response_model=RefineReply, namespace=ns, timeout=15,
     )  # fmt: skip
     assert reply.applied == ["set_intro"] and reply.article["intro"] == "Korter."
-    missing = RefineRequest(topic="verlof", instruction="Korter", user_id="U9", is_admin=True)
+    missing = RefineRequest(topic="verlof", instruction="Korter", user_id="UADMIN")
     with pytest.raises(BadInputError, match="no article to refine yet"):
         await request(broker, REFINE_SUBJECT, missing, response_model=RefineReply, namespace=ns)
 

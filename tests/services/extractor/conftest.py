@@ -151,6 +151,7 @@ async def running_extractor(
     namespace: str,
     store_url: str,
     fake: FakeAnthropic | None = None,
+    admins: tuple[str, ...] = (),
     **extractor: Any,
 ) -> AsyncIterator[ServiceContext]:
     """The extractor service in this process (fake Anthropic, or offline when fake is None)."""
@@ -161,7 +162,9 @@ async def running_extractor(
             "anthropic_base_url": fake.url,
             "anthropic_api_key": FAKE_ANTHROPIC_API_KEY,
         }
-    settings = build_settings(nats_url=nats_url, store=store_url, limiter="off", **llm)
+    settings = build_settings(
+        nats_url=nats_url, store=store_url, limiter="off", admins=list(admins), **llm
+    )
     ext = ExtractorSettings(
         **{"sample_handbook": False, "max_chunk_chars": 400, "overlap_chars": 0, **extractor}
     )

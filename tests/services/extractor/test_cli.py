@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -93,10 +94,47 @@ def test_bad_files_are_rejected_and_nothing_is_stored(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2
     output = " ".join(result.output.split())
-    assert "empty.md is empty" in output and "image.md is a binary file" in output
-    assert "latin1.md is not UTF-8 text" in output and "the limit is 200 B" in output
+    assert "skipped " in output and "empty.md is empty" in output
+    assert "image.md is a binary file" in output and "the limit is 200 B" in output
+    assert "latin1.md is not UTF-8" in output and "Latin-1" in output  # a warning only
     assert "nothing was ingested" in output
     assert not (tmp_path / "data" / "r42.db").exists()
+
+
+def test_ingest_dir_reads_every_format_names_by_path_and_lists_skipped(tmp_path: Path) -> None:
+    from tests.shared.formats.test_formats import docx_bytes, pdf_bytes
+
+    root = tmp_path / "handboek"
+    files = {
+        "index.md": b"# Handboek\n\n## Welkom\nWelkom bij ons.\n",
+        "team/index.md": b"# Team\n\n## Teamlead\nDe teamlead plant.\n",
+        "team/leeg.md": b"",
+        "beleid/verlof.html": b"<html><body><main><h2>Verlofaanvraag</h2><p>Via HR.</p>"
+        b"</main></body></html>",
+        "beleid/reizen.pdf": pdf_bytes(["Reiskosten worden vergoed per kilometer."]),
+        "beleid/gids.docx": docx_bytes(),
+        "beleid/notities.txt": "Café-regels: opruimen.".encode("utf-16"),
+        "logo.png": b"\x89PNG\r\n\x1a\n\x00",
+        ".git/config": b"[core]",
+    }
+    for name, data in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(data)
+    result = invoke("ingest", str(root))
+    assert result.exit_code == 0, result.output
+    output = " ".join(result.output.split())
+    assert "leeg.md is empty" in output and "logo.png: unsupported format .png" in output
+    assert ".git" not in output
+    sources = query(lambda s: s.sources.list())
+    assert sorted(s.name for s in sources) == [
+        "beleid/gids.docx", "beleid/notities.txt", "beleid/reizen.pdf", "beleid/verlof.html",
+        "index.md", "team/index.md",
+    ]  # fmt: skip
+    assert {s.status for s in sources} == {"completed"}
+    ids = query(lambda s: s.topics.ids())
+    assert {"welkom", "teamlead", "verlofaanvraag", "verlof"} <= ids
+    texts = query(lambda s: asyncio.gather(*(s.source_texts.get(x.id) for x in sources)))
+    assert not any("%PDF" in t or "<main>" in t or "word/" in t for t in texts)
 
 
 def test_ingest_exits_non_zero_when_extraction_fails(
@@ -168,6 +206,7 @@ def test_sync_handbook_from_the_command_line(tmp_path: Path) -> None:
         second = invoke("sync-handbook", env=env)
     assert first.exit_code == 0 and "synced    docs/rollen.md" in first.output
     assert second.exit_code == 0 and "unchanged docs/rollen.md" in second.output
+    assert "(1 GitHub request(s))" in second.output  # the tree's 304, nothing else
     teamlead = query(lambda s: s.topics.get("teamlead"))
     assert teamlead is not None and teamlead.metadata.source == "github_handbook"
 
@@ -215,6 +254,19 @@ def test_ingest_hands_sources_to_the_running_stack(
     sources, ids = query_at(threaded_extractor["R42_STORE"], check)
     assert [(s.name, s.status, s.chunks_done) for s in sources] == [("gids.md", "completed", 3)]
     assert ids == {"onderwerp-0", "onderwerp-1", "onderwerp-2"}
+
+
+def test_wait_on_an_already_ingested_file_returns_at_once(
+    tmp_path: Path, threaded_extractor: dict[str, str]
+) -> None:
+    (tmp_path / "gids.md").write_text(sections(1))
+    args = ("ingest", "--wait", "--timeout", "60", str(tmp_path / "gids.md"))
+    assert invoke(*args, env=threaded_extractor).exit_code == 0
+    started = time.monotonic()
+    again = invoke(*args, env=threaded_extractor)
+    assert again.exit_code == 0, again.output
+    assert "skipped" in again.output and "already ingested" in again.output
+    assert time.monotonic() - started < 30  # returned, not the 60 s --timeout
 
 
 def query_at(url: str, action: Any) -> Any:

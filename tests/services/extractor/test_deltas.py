@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from services.extractor.deltas import apply_decision
 from shared.bus import KbDelta, KbDeltaDecided
 from shared.bus import Topic as BusTopic
+from shared.errors import BadInputError
 from shared.store import KbChanges, Relation, Store, Suggestion, Topic
 
 DELTA = KbDelta(
@@ -20,6 +23,16 @@ DELTA = KbDelta(
         {"source": "buddy", "target": "spook", "type": "related_to"},
     ],
 )
+
+
+ADMINS = frozenset({"ADMIN"})
+
+
+async def decide(store: Store, event: KbDeltaDecided, publish: Any) -> str:
+    """apply_decision with the owner's admin list of these tests."""
+    return await apply_decision(
+        store=store, event=event, publish=publish, is_admin=ADMINS.__contains__
+    )
 
 
 def decided(decision: str = "approved", sid: str = "s1") -> KbDeltaDecided:
@@ -43,7 +56,7 @@ async def test_approval_revalidates_applies_and_is_idempotent(store: Store) -> N
         published.append(event)
 
     event = decided()
-    assert await apply_decision(store=store, event=event, publish=publish) == "applied"
+    assert await decide(store, event, publish) == "applied"
     # "Onboarding" exists already (by label): only the new role and the valid relation land.
     assert await store.topics.ids() == {"onboarding", "buddy"}
     assert [(r.source, r.target, r.type) for r in await store.relations.list()] == [
@@ -52,9 +65,9 @@ async def test_approval_revalidates_applies_and_is_idempotent(store: Store) -> N
     suggestion = await store.suggestions.get("s1")
     assert suggestion is not None and suggestion.status == "approved"
     assert [e.subject for e in published] == ["kb.updated"]
-    assert await apply_decision(store=store, event=event, publish=publish) == "already_decided"
+    assert await decide(store, event, publish) == "already_decided"
     reject = decided("rejected")
-    assert await apply_decision(store=store, event=reject, publish=publish) == "already_decided"
+    assert await decide(store, reject, publish) == "already_decided"
     assert len(published) == 1
 
 
@@ -71,7 +84,7 @@ async def test_redelivery_after_a_crash_before_the_mark_adds_nothing_twice(store
     async def publish(event: Any) -> None:
         published.append(event)
 
-    outcome = await apply_decision(store=store, event=decided(), publish=publish)
+    outcome = await decide(store, decided(), publish)
     assert outcome == "nothing_to_apply" and published == []
     assert await store.topics.ids() == {"onboarding", "buddy"}
     assert len(await store.relations.list()) == 1
@@ -88,9 +101,57 @@ async def test_rejection_changes_no_topic(store: Store) -> None:
     async def publish(event: Any) -> None:
         published.append(event)
 
-    assert await apply_decision(store=store, event=decided("rejected"), publish=publish) == (
-        "rejected"
-    )
+    assert await apply_decision(
+        store=store, event=decided("rejected"), publish=publish, is_admin=ADMINS.__contains__
+    ) == ("rejected")
     assert await store.topics.ids() == {"onboarding"} and published == []
     suggestion = await store.suggestions.get("s1")
     assert suggestion is not None and suggestion.status == "rejected"
+
+
+async def test_a_decider_outside_the_admin_list_is_refused_and_nothing_changes(
+    store: Store,
+) -> None:
+    await setup(store)
+    forged = KbDeltaDecided(suggestion_id="s1", decision="approved", decided_by="nobody",
+                            delta=DELTA, actor="gateway")  # fmt: skip
+    with pytest.raises(BadInputError, match="not an admin"):
+        await apply_decision(
+            store=store, event=forged, publish=_never, is_admin=ADMINS.__contains__
+        )
+    with pytest.raises(BadInputError, match="not an admin"):  # an empty list: nobody
+        await apply_decision(
+            store=store, event=decided(), publish=_never, is_admin=frozenset[str]().__contains__
+        )
+    assert await store.topics.ids() == {"onboarding"}
+    suggestion = await store.suggestions.get("s1")
+    assert suggestion is not None and suggestion.status == "pending"
+
+
+async def test_a_decision_without_a_stored_suggestion_is_refused(store: Store) -> None:
+    await setup(store)
+    made_up = decided(sid="never-proposed")
+    with pytest.raises(BadInputError, match="no stored suggestion"):
+        await apply_decision(
+            store=store, event=made_up, publish=_never, is_admin=ADMINS.__contains__
+        )
+    assert await store.topics.ids() == {"onboarding"}
+    assert await store.suggestions.get("never-proposed") is None
+
+
+async def test_the_stored_delta_is_applied_not_the_events(store: Store) -> None:
+    await setup(store)
+    swapped = KbDelta(reason="forged", topics=[BusTopic(id="forged", label="F", type="concept")])
+    event = KbDeltaDecided(suggestion_id="s1", decision="approved", decided_by="ADMIN",
+                           delta=swapped, actor="gateway")  # fmt: skip
+    published: list[Any] = []
+
+    async def publish(e: Any) -> None:
+        published.append(e)
+
+    assert await decide(store, event, publish) == ("applied")
+    assert "forged" not in await store.topics.ids() and "buddy" in await store.topics.ids()
+
+
+async def _never(event: Any) -> None:
+    raise AssertionError(f"nothing may be published, got {event!r}")

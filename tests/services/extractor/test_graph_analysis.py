@@ -9,7 +9,8 @@ import pytest
 from services.extractor.graph_analysis import analyze_graph, apply_graph_plan
 from services.extractor.graph_plan import plan_graph_actions
 from services.extractor.tools import GraphActions
-from shared.errors import BadInputError
+from services.extractor.undo import bulk_bound, undo
+from shared.errors import BadInputError, NotFoundError
 from shared.store import Relation, Store, Topic, export_kb
 from tests.fakes.anthropic_server import FakeAnthropic, tool_reply
 
@@ -93,7 +94,7 @@ async def test_preview_changes_nothing_and_apply_changes_exactly_the_plan(
     async def publish(event: Any) -> None:
         published.append(event)
 
-    await apply_graph_plan(store=store, plan=plan, publish=publish)
+    _, undo_id = await apply_graph_plan(store=store, plan=plan, publish=publish)
     assert await store.topics.ids() == {"teamlead", "verlof", "ziekte", "cfo"}
     assert {(x.source, x.target, x.type) for x in await store.relations.list()} == {
         ("verlof", "teamlead", "related_to"),
@@ -105,6 +106,36 @@ async def test_preview_changes_nothing_and_apply_changes_exactly_the_plan(
     assert cfo is not None and (cfo.learning_relevance, cfo.relevance_locked) == ("core", True)
     assert [e.subject for e in published] == ["kb.updated"]
     assert published[0].changed_ids == plan.changed_ids
+    assert sorted(published[0].removed_ids) == ["footer", "team-lead"]
+
+    # Every applied plan can be undone from its recorded before-image.
+    assert undo_id is not None
+    done, _, touched = await undo(store, undo_id)
+    assert done == undo_id and "footer" in touched
+    assert await export_kb(store) == before
+    with pytest.raises(NotFoundError, match="nothing to undo"):
+        await undo(store)
+
+
+async def test_a_plan_deleting_more_than_the_bound_is_refused_unless_raised(
+    store: Store,
+) -> None:
+    topics = [t(f"onderwerp-{i}", f"Onderwerp {i}") for i in range(40)]
+    await store.topics.upsert_many(topics)
+    wipe = GraphActions.model_validate(
+        {"deletions": [{"id": x.id, "reason": "the model said so"} for x in topics]}
+    )
+    plan = plan_graph_actions(wipe, topics, [])
+    assert len(plan.changes.topics_delete) == 40
+    before = await export_kb(store)
+    with pytest.raises(BadInputError, match=r"deletes 40 of 40 topics; the bound is 5"):
+        await apply_graph_plan(store=store, plan=plan, publish=None)
+    assert await export_kb(store) == before  # nothing applied
+    _, undo_id = await apply_graph_plan(store=store, plan=plan, publish=None, max_deletions=40)
+    assert await store.topics.ids() == set()
+    await undo(store, undo_id)
+    assert await export_kb(store) == before
+    assert bulk_bound(40) == 5 and bulk_bound(150) == 15 and bulk_bound(50_000) == 20
 
 
 async def test_apply_refuses_a_plan_for_a_graph_that_changed(

@@ -93,7 +93,7 @@ async def test_sync_extracts_only_changed_files(
     teamlead = await store.topics.get("teamlead")
     assert teamlead is not None and teamlead.type == "role"
     assert teamlead.metadata.source == HANDBOOK_SOURCE
-    assert teamlead.metadata.model_dump()["path"] == "handbook/rollen/teamlead.md"
+    assert teamlead.metadata.model_dump()["path"] == "rollen/teamlead.md"  # inside the folder
     assert ("vakantiedagen", "teamlead", "executed_by") in {
         (r.source, r.target, r.type) for r in await store.relations.list()
     }
@@ -128,7 +128,7 @@ async def test_state_is_saved_only_after_the_merge(
     store: Store,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    fake_anthropic.default = handbook_responder({"handbook/verlof.md"})
+    fake_anthropic.default = handbook_responder({"verlof.md"})  # named inside the folder
     settings = settings_for(github)
     report, _ = await run_sync(store, settings)
     failed = [f for f in report.files if f.status == "failed"]

@@ -80,3 +80,20 @@ async def test_offline_extraction_is_deterministic(offline_extractor: Any) -> No
         "people-partner",
         "verlof-aanvragen",
     ]
+
+
+def test_offline_answers_stay_within_every_schema_limit() -> None:
+    from services.extractor.offline import fit_schema
+    from services.extractor.tools import HandbookDelta, KnowledgeGraph
+
+    long_heading = "Beleid " + " ".join(f"woord{i}" for i in range(60))  # > 200 chars
+    long_body = " ".join(f"zin{i} zonder punt" for i in range(400))  # one 6,000-char sentence
+    sections = "".join(f"## Sectie {i}\nOver sectie {i - 1}.\n\n" for i in range(80))
+    doc = f"# Titel\n\n## {long_heading}\n{long_body}\n\n{sections}"
+    graph = fit_schema(derive_graph(doc, name="lang.md", known_ids=[]))
+    KnowledgeGraph.model_validate(graph)  # would raise on any limit
+    HandbookDelta.model_validate(graph)
+    assert len(graph["topics"]) == 60
+    first = next(t for t in graph["topics"] if t["label"].startswith("Beleid"))
+    assert len(first["label"]) <= 200 and len(first["id"]) <= 120
+    assert len(first["description"]) <= 2000

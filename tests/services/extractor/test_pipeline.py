@@ -178,11 +178,14 @@ async def test_invalid_model_output_fails_the_source_and_writes_nothing_of_it(
     assert source.error is not None and "chunk 2/3" in source.error
     assert "emit_knowledge_graph" in source.error
     assert [chunk_position(r.body) for r in fake_anthropic.requests] == [(0, 3), (1, 3), (1, 3)]
-    assert await store.topics.ids() == {"goed"}  # chunk 2 wrote nothing, chunk 3 never ran
+    # Chunk 2 wrote nothing, chunk 3 never ran, and what chunk 1 added was retracted: a
+    # failed source leaves no partial topics.
+    assert await store.topics.ids() == set()
     assert await store.sources.merged_chunks(source_id) == {0}
     failed = [e for e in events if isinstance(e, SourceFailed)]
     assert len(failed) == 1 and failed[0].error == source.error
-    assert [e.subject for e in events][-1] == "kb.updated"  # chunk 1 did change the graph
+    assert [e.subject for e in events][-1] == "kb.updated"  # readers drop what chunk 1 added
+    assert events[-1].removed_ids == ["goed"]
 
 
 async def test_an_injected_instruction_cannot_delete_anything(
@@ -274,4 +277,6 @@ async def test_cancelling_the_task_aborts_the_call_in_flight(
     assert result.status == "cancelled" and tasks.running() == []
     source = await store.sources.get(source_id)
     assert source is not None and source.status == "cancelled"
-    assert await store.topics.ids() == {"een"} and len(fake_anthropic.requests) == 2
+    # Chunk 1 ("een") had merged; a cancelled source, like a failed one, leaves no partial
+    # topics behind.
+    assert await store.topics.ids() == set() and len(fake_anthropic.requests) == 2

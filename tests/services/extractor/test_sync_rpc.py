@@ -48,9 +48,13 @@ async def test_non_admin_is_refused_whatever_it_claims(
 ) -> None:
     with FakeGitHub() as github:
         github.files = {"handbook/verlof.md": VERLOF}
-        deps, published = deps_for(store, settings_for(github, admins=["UADMIN"]))
-        for request in (HandbookSyncRequest(user_id="U1", is_admin=True),
-                        HandbookSyncRequest(user_id="UADMIN", is_admin=False)):  # fmt: skip
+        listed, published = deps_for(store, settings_for(github, admins=["UADMIN"]))
+        nobody, _ = deps_for(store, settings_for(github, admins=[]))
+        # The admin list decides: a claim never does, and an empty list means nobody.
+        for request, deps in (
+            (HandbookSyncRequest(user_id="U1", is_admin=True), listed),
+            (HandbookSyncRequest(user_id="UADMIN", is_admin=True), nobody),
+        ):
             with pytest.raises(BadInputError, match="beheerders"):
                 await answer_sync(request, deps=deps, lock=asyncio.Lock())
         assert await store.topics.ids() == set() and published == []
@@ -58,7 +62,7 @@ async def test_non_admin_is_refused_whatever_it_claims(
 
 async def test_unconfigured_handbook_is_a_clear_error(store: Store, offline_extractor: Any) -> None:
     with FakeGitHub() as github:
-        deps, _ = deps_for(store, settings_for(github, handbook_owner=None))
+        deps, _ = deps_for(store, settings_for(github, handbook_owner=None, admins=["U"]))
         with pytest.raises(BadInputError, match="R42_HANDBOOK_OWNER"):
-            await answer_sync(HandbookSyncRequest(user_id="U", is_admin=True), deps=deps,
+            await answer_sync(HandbookSyncRequest(user_id="U"), deps=deps,
                               lock=asyncio.Lock())  # fmt: skip

@@ -11,7 +11,6 @@ from services.r42.knowledge import KbCache
 from services.r42.proposals import (
     PROPOSAL_TTL,
     decide_proposal,
-    proposal_key,
     save_proposal,
     suggestion_id_for,
 )
@@ -93,17 +92,17 @@ async def test_proposal_validation_table(
     if expected is None:
         assert reply.proposal is None
         assert result["is_error"] is True and "niets veranderd" in result["content"]
-        assert not [k for k in await store.settings.all() if k.startswith("proposal:")]
+        assert await store.proposals.list() == []
         return
     topic_ids, relation_count = expected
     assert not result.get("is_error")
     assert reply.proposal is not None
     assert [t.id for t in reply.proposal.delta.topics] == topic_ids
     assert len(reply.proposal.delta.relations) == relation_count
-    stored = await store.settings.get(proposal_key(reply.proposal.id))
-    assert stored["status"] == "open" and stored["proposed_by"] == "U1"
-    assert stored["delta"] == reply.proposal.delta.model_dump(mode="json")
-    assert stored["created_at"] and stored["prompt_version"]
+    stored = await store.proposals.get(reply.proposal.id)
+    assert stored is not None and stored.status == "open" and stored.proposed_by == "U1"
+    assert stored.delta == reply.proposal.delta.model_dump(mode="json")
+    assert stored.created_at and stored.prompt_version
 
 
 async def test_one_proposal_per_turn(
@@ -203,7 +202,7 @@ async def test_unknown_expired_and_foreign_proposals(store: Store) -> None:
     publish = Recorder()
     missing = await decide_proposal(store=store, publish=publish, request=_decision("prop-nope"))
     assert missing.status == "not_found"
-    await store.settings.set(proposal_key("prop-other"), {"kind": "something-else"})
+    await store.settings.set("proposal:prop-other", {"kind": "something-else"})  # not one
     assert (
         await decide_proposal(store=store, publish=publish, request=_decision("prop-other"))
     ).status == "not_found"
@@ -221,7 +220,8 @@ async def test_forwarding_failure_reopens_and_a_retry_is_idempotent(store: Store
     publish.fail = True
     with pytest.raises(TransientError):
         await decide_proposal(store=store, publish=publish, request=_decision(pid))
-    assert (await store.settings.get(proposal_key(pid)))["status"] == "open"
+    reopened = await store.proposals.get(pid)
+    assert reopened is not None and reopened.status == "open"
     publish.fail = False
     reply = await decide_proposal(store=store, publish=publish, request=_decision(pid))
     assert reply.status == "pending_review"

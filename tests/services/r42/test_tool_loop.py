@@ -32,10 +32,9 @@ async def test_lookup_then_answer(
     assert first.body["tool_choice"] == {"type": "auto"}
     assert {t["name"] for t in first.body["tools"]} == {"lookup_topic", "propose_graph_delta"}
     assert first.body["tools"] == second.body["tools"]  # the cached prefix never changes
-    assert [b.get("cache_control") for b in first.body["system"]] == [
-        {"type": "ephemeral"}, {"type": "ephemeral"}, None,
-    ]  # fmt: skip
-    assert "[verlof] Verlof" in first.body["system"][1]["text"]
+    # This KB is far below the fast model's minimum cacheable prefix: no marks are sent.
+    assert [b.get("cache_control") for b in first.body["system"]] == [None] * 4
+    assert "[verlof] Verlof" in first.body["system"][2]["text"]
     assert first.body["messages"] == [{"role": "user", "content": "Hoe vraag ik verlof aan?"}]
 
     # The second request replays the assistant's tool call and answers it.

@@ -190,3 +190,17 @@ def test_context_stays_bounded_at_10k_topics() -> None:
         assert len(ctx.text) <= max_tokens * 4
         assert ctx.topic_ids and ctx.text.endswith(f"[kb_hash: {index.fingerprint}]")
     assert preamble_tokens + DEFAULT_MAX_CONTEXT_TOKENS <= 4000
+
+
+def test_given_hits_are_used_instead_of_a_second_search() -> None:
+    index = RetrievalIndex.build(TOPICS)
+    hits = index.search("Wie helpt bij ziekmelding?")
+    searched = _context("Wie helpt bij ziekmelding?", index=index)
+    given = _context("een andere tekst die niets vindt", index=index, hits=hits)
+    assert given.text == searched.text and given.relevant
+
+
+def test_off_topic_question_gets_no_topics_and_says_so() -> None:
+    ctx = _context("Wat is de hoofdstad van Frankrijk?")
+    assert ctx.topic_ids == () and not ctx.relevant
+    assert "(geen passende onderwerpen gevonden)" in ctx.text

@@ -20,6 +20,8 @@ from shared.kb import (
 ROOT = Path(__file__).resolve().parents[3]
 HANDBOOK = ROOT / "services" / "extractor" / "sample_handbook"
 GOLDEN = ROOT / "evals" / "retrieval" / "golden.jsonl"
+OFFTOPIC = ROOT / "evals" / "retrieval" / "offtopic.jsonl"
+KINDS = {"plain", "plural", "one-word", "inflection", "paraphrase", "situation"}
 
 DOC = """---
 type: process
@@ -111,12 +113,22 @@ def test_sample_handbook_is_well_formed() -> None:
 def test_golden_set_matches_the_handbook() -> None:
     rows = [json.loads(line) for line in GOLDEN.read_text(encoding="utf-8").splitlines() if line]
     known = {t.id for t in _handbook()}
-    assert len(rows) >= 40
     assert len({r["question"] for r in rows}) == len(rows)
     for row in rows:
-        assert set(row) == {"question", "expected", "compound"}
+        assert (
+            {"question", "expected", "compound"}
+            <= set(row)
+            <= {"question", "expected", "compound", "lang", "kind"}
+        ), row
+        assert row.get("lang", "nl") in {"nl", "en"} and row.get("kind", "plain") in KINDS, row
         assert row["expected"] and set(row["expected"]) <= known, row
-    assert sum(r["compound"] for r in rows) / len(rows) >= 0.3
+    dutch = [r for r in rows if r.get("lang", "nl") == "nl"]
+    assert len(dutch) >= 150 and len(rows) - len(dutch) >= 30
+    assert sum(r["compound"] for r in dutch) / len(dutch) >= 0.3
+    # Every kind of miss seen in the field is represented.
+    assert {r.get("kind") for r in dutch} >= KINDS - {"plain"}
+    offtopic = [json.loads(line) for line in OFFTOPIC.read_text(encoding="utf-8").splitlines()]
+    assert len(offtopic) >= 20 and all(set(r) <= {"question", "lang"} for r in offtopic)
 
 
 def test_golden_compound_questions_really_hinge_on_a_compound() -> None:

@@ -196,6 +196,7 @@ def test_property_sweep_never_exceeds_max_and_never_loses_text() -> None:
 
 def test_hint_is_empty_without_ids() -> None:
     assert build_known_ids_hint([]) == ""
+    assert build_known_ids_hint(None) == ""  # seed parity: null/undefined → ""
     assert build_known_ids_hint(iter(())) == ""
     assert build_known_ids_hint(["", "  "]) == ""
 

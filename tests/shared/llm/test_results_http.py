@@ -13,6 +13,7 @@ from shared.llm import (
     Tool,
     call_llm,
 )
+from shared.llm.caching import estimate_tokens, min_cacheable_tokens
 from tests.fakes.anthropic_server import FakeAnthropic, text_reply, tool_reply
 from tests.shared.llm.support import Answer, Extraction
 
@@ -122,7 +123,7 @@ async def test_tool_loop_round_trip(fake_anthropic: FakeAnthropic, fake_llm: LLM
     }
 
 
-async def test_system_blocks_pass_through_with_cache_control(
+async def test_a_cache_mark_below_the_model_minimum_is_dropped_with_one_warning(
     fake_anthropic: FakeAnthropic,
     fake_llm: LLMRuntime,
     caplog: pytest.LogCaptureFixture,
@@ -133,14 +134,41 @@ async def test_system_blocks_pass_through_with_cache_control(
         {"type": "text", "text": "You are R42."},
         {"type": "text", "text": "KB: ...", "cache_control": {"type": "ephemeral"}},
     ]
+    await call_llm(task=f"chat-{unique}", system=system, user="hello")
+    await call_llm(task=f"chat-{unique}", system=system, user="hello again")
+    sent = fake_anthropic.requests[0].body["system"]
+    assert sent == [{"type": "text", "text": "You are R42."}, {"type": "text", "text": "KB: ..."}]
+    assert system[1]["cache_control"] == {"type": "ephemeral"}  # the caller's copy is intact
+    warnings = [r for r in caplog.records if "marks a ~" in r.getMessage()]
+    assert len(warnings) == 1 and warnings[0].levelno == logging.WARNING
+    assert f"chat-{unique}" in warnings[0].getMessage() and "short of" in warnings[0].getMessage()
+
+
+async def test_a_cache_mark_above_the_model_minimum_is_sent(
+    fake_anthropic: FakeAnthropic, fake_llm: LLMRuntime, unique: str
+) -> None:
+    minimum = min_cacheable_tokens(fake_llm.settings.model_standard)
+    big = "Onderwerpen: pensioen, verlof en declaraties. " * (minimum // 8)
+    system = [
+        {"type": "text", "text": "You are R42."},
+        {"type": "text", "text": big, "cache_control": {"type": "ephemeral"}},
+    ]
     fake_anthropic.enqueue(
         text_reply("hi", usage={"cache_creation_input_tokens": 1500, "cache_read_input_tokens": 0})
     )
     result = await call_llm(task=f"chat-{unique}", system=system, user="hello")
     assert fake_anthropic.requests[0].body["system"] == system
+    assert estimate_tokens(big) >= minimum
     assert result.usage.cache_creation_input_tokens == 1500
-    # The marked prefix is tiny: the library says (once) that the API won't cache it.
-    assert "silently does not cache" in caplog.text
+
+
+def test_minimum_cacheable_prefix_per_model() -> None:
+    assert min_cacheable_tokens("claude-haiku-4-5-20251001") == 4096
+    assert min_cacheable_tokens("claude-opus-4-5") == 4096
+    assert min_cacheable_tokens("claude-sonnet-4-5-20250929") == 1024
+    assert min_cacheable_tokens("claude-opus-4-1") == 1024
+    assert min_cacheable_tokens("claude-3-5-haiku-20241022") == 2048
+    assert min_cacheable_tokens("some-new-model") == 4096  # unknown: the strictest
 
 
 async def test_plain_string_system_is_sent_as_is_without_invented_caching(

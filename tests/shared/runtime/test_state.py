@@ -9,9 +9,11 @@ import sys
 from pathlib import Path
 
 import nats
+import nats.errors
 import pytest
 
 import shared.runtime as runtime
+from shared.bus import NatsAuth
 from shared.runtime import (
     EmbeddedNatsServer,
     EmbeddedRuntime,
@@ -110,7 +112,11 @@ async def test_start_stops_the_server_a_crashed_run_left_behind(tmp_path: Path) 
             assert any(f"nats-server (pid {orphan_pid})" in note for note in rt.notes)
             assert orphan.proc.wait(timeout=10) is not None
             assert state.nats_url != orphan.url and state.nats_pid != orphan_pid
-            nc = await nats.connect(state.nats_url)
+            assert state.nats_auth and state.users_dir
+            with pytest.raises(nats.errors.Error):  # anonymous clients are refused
+                await nats.connect(state.nats_url, allow_reconnect=False, max_reconnect_attempts=1)
+            cli = NatsAuth(Path(state.users_dir) / "cli.nk", "_INBOX_cli")
+            nc = await nats.connect(state.nats_url, **cli.options())
             await nc.close()
             assert read_state(data) == state
         finally:

@@ -1,0 +1,65 @@
+"""Request/reply contract of the quiz service's read side (`rpc.quiz.status`, `.leaderboard`).
+
+The quiz service owns the week's topic, the quiz-active flag and the leaderboard; every
+surface asks it instead of re-deriving them from the store.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+QUIZ_STATUS_SUBJECT = "rpc.quiz.status"
+"""A user's week: QuizStatusRequest → QuizStatusReply."""
+LEADERBOARD_SUBJECT = "rpc.quiz.leaderboard"
+"""The weekly and all-time top: LeaderboardRequest → LeaderboardReply."""
+
+_WEEK = r"^\d{4}-W(0[1-9]|[1-4]\d|5[0-3])$"
+
+
+class QuizStatusRequest(BaseModel):
+    """Whose week, and which (default: the current ISO week)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    user_id: str = Field(min_length=1, max_length=200)
+    week: str | None = Field(default=None, pattern=_WEEK)
+
+
+class QuizStatusReply(BaseModel):
+    """The user's topic of the week (None when the graph has none) and the quiz-active flag."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    week: str
+    quiz_active: bool
+    topic_id: str | None = None
+    topic_label: str = ""
+
+
+class LeaderboardRequest(BaseModel):
+    """How many rows, for which week (default: the current ISO week)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    limit: int = Field(default=10, ge=1, le=1000)
+    week: str | None = Field(default=None, pattern=_WEEK)
+
+
+class LeaderboardRow(BaseModel):
+    """One row; equal points share a rank (1, 1, 3)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    rank: int = Field(ge=1)
+    user: str
+    points: int
+
+
+class LeaderboardReply(BaseModel):
+    """The week's and the all-time leaderboard."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    week: str
+    weekly: list[LeaderboardRow] = Field(default_factory=list)
+    all_time: list[LeaderboardRow] = Field(default_factory=list)

@@ -1,0 +1,200 @@
+"""Language-aware analysis for retrieval: Snowball stems, decompounding, English → Dutch terms.
+
+Text is accent-folded and tokenised (`shared.kb.tokens`), then every word becomes its Dutch
+Snowball stem. Compounds are split against the KB's own vocabulary ("pensioenregeling" →
+pensioen + regeling when both occur on their own), so a question that splits a compound
+differently still meets it. English words reach Dutch terms through a small lexicon.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import Stemmer
+
+from shared.kb.lexicon import EN_NL
+from shared.kb.tokens import tokenize
+
+MIN_HEAD_CHARS = 3
+MIN_TAIL_CHARS = 4
+MIN_UNKNOWN_HEAD_CHARS = 5  # a head the KB never uses alone must be long enough to mean something
+MIN_COMPOUND_CHARS = 7
+MAX_PARTS = 4
+LINKS = ("s", "en", "e")
+PREFIXES = frozenset(
+    {"be", "er", "ge", "her", "ont", "ver"}
+)  # never a compound's head  # Dutch linking sounds: ouderschap|s|verlof, pann|en|koek
+CACHE = 65536
+_DOUBLE_VOWEL_RE = re.compile(r"([aeou])\1([^aeiou])$")
+
+# Function words that only one of the two languages uses; they decide a question's language.
+_EN_ONLY = frozenset(
+    "the what how who when where why which do does did can could should would will my your "
+    "is are am i you get much many there any have has if after before about with".split()
+)
+_NL_ONLY = frozenset(
+    "de het een wat hoe wie wanneer waar waarom welke ik mijn je jij jouw is zijn ben heb "
+    "hebt krijg krijgt kan kun moet mag er bij voor naar als dan".split()
+)
+
+
+def detect_language(text: str) -> str:
+    """'en' when a text reads as English, else 'nl' (the handbook's language)."""
+    words = tokenize(text, keep_stopwords=True)
+    english = sum(word in _EN_ONLY and word not in _NL_ONLY for word in words)
+    dutch = sum(word in _NL_ONLY and word not in _EN_ONLY for word in words)
+    return "en" if english > dutch else "nl"
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """One analysed word: its stem, the stems of its compound parts, and English translations."""
+
+    stem: str
+    parts: tuple[str, ...] = ()
+    translations: tuple[str, ...] = ()
+
+
+def _dutch_stemmer() -> functools._lru_cache_wrapper[str]:
+    """Snowball Dutch, applied to a fixpoint and evened out where it is inconsistent.
+
+    Snowball stems "fietsen" to "fiets" but "fiets" to "fiet", "dagen" to "daag" but "dag"
+    to "dag", and keeps the verb ending in "verdient": repeating the stemmer, dropping a
+    final d/t and undoubling the last vowel maps each of these pairs onto one term.
+    """
+    snowball = Stemmer.Stemmer("dutch").stemWord
+
+    def stem(word: str) -> str:
+        for _ in range(3):
+            shorter = snowball(word)
+            if shorter == word:
+                break
+            word = shorter
+        if len(word) > 4 and word[-1] in "dt" and word[-2] not in "dt":
+            word = word[:-1]
+        return _DOUBLE_VOWEL_RE.sub(r"\1\2", word)
+
+    return functools.lru_cache(maxsize=CACHE)(stem)
+
+
+class Analyzer:
+    """Stems and splits words against one KB's vocabulary; build per index, reuse per query."""
+
+    __slots__ = (
+        "_analyse", "_english", "_known", "_lexicon", "_split", "_stem", "_tails", "_words",
+    )  # fmt: skip
+
+    def __init__(self, words: Iterable[str]) -> None:
+        self._stem = _dutch_stemmer()
+        self._english = Stemmer.Stemmer("english").stemWord
+        plain = [word for word in set(words) if "-" not in word and not word.isdigit()]
+        # Words the KB uses on their own may be a compound's head or tail.
+        self._words = frozenset(word for word in plain if len(word) >= MIN_HEAD_CHARS)
+        self._known = frozenset(self._stem(word) for word in self._words)
+        # A word that only ever appears inside compounds ("pensioen" in partnerpensioen and
+        # wezenpensioen) is still a tail when at least two different words end with it.
+        endings: Counter[str] = Counter(
+            word[cut:]
+            for word in plain
+            if len(word) >= MIN_COMPOUND_CHARS
+            for cut in range(MIN_HEAD_CHARS, len(word) - MIN_TAIL_CHARS)
+        )
+        self._tails = frozenset(ending for ending, count in endings.items() if count >= 2)
+        self._lexicon = {
+            self._english(en): tuple(nl) for en, nl in EN_NL.items()
+        }  # fmt: skip
+        self._analyse = functools.lru_cache(maxsize=CACHE)(self._word)
+        self._split = functools.lru_cache(maxsize=CACHE)(self._split_word)
+
+    def forget(self) -> None:
+        """Drop what only indexing needs: cached words and the compound-only tails.
+
+        Questions are split against words the KB uses on their own; the compounds the
+        tails explain are already split in the index.
+        """
+        self._tails = frozenset()
+        self._analyse.cache_clear()
+        self._split.cache_clear()
+        self._stem.cache_clear()
+
+    def stem(self, word: str) -> str:
+        """The Dutch Snowball stem of a folded word."""
+        return self._stem(word)
+
+    def analyse(self, word: str) -> Word:
+        """Stem, compound parts and (for English words) Dutch translations of one token."""
+        return self._analyse(word)
+
+    def terms(self, text: str) -> list[str]:
+        """Index terms of a text: every word's stem followed by the stems of its parts."""
+        found: list[str] = []
+        for token in tokenize(text):
+            word = self._analyse(token)
+            found.append(word.stem)
+            found.extend(word.parts)
+        return found
+
+    def _word(self, token: str) -> Word:
+        stem = self._stem(token)
+        parts: list[str] = []
+        pieces = token.split("-") if "-" in token else [token]
+        for piece in pieces:
+            if len(pieces) > 1 and len(piece) >= 2:
+                parts.append(self._stem(piece))
+            parts.extend(self._parts(piece))
+        translations: tuple[str, ...] = ()
+        if stem not in self._known:
+            dutch = self._lexicon.get(self._english(token), ())
+            translations = tuple(t for nl in dutch for t in self._translated(nl))
+        unique = tuple(dict.fromkeys(p for p in parts if p != stem))
+        return Word(stem, unique, translations)
+
+    def _translated(self, dutch: str) -> list[str]:
+        return [self._stem(dutch), *self._parts(dutch)]
+
+    def _split_word(self, word: str, budget: int) -> tuple[str, ...]:
+        """A compound's parts (as written) at its most plausible cut; () when it is no compound.
+
+        A cut scores its tail 2 when the KB uses the tail on its own and 1 when at least two
+        KB words end with it, its head 2 when used on its own, 1.5 when it splits further
+        and 0.5 when it is merely long; the best cut scoring at least 2.5 wins (ties: the
+        longer tail).
+        """
+        if budget < 2 or len(word) < MIN_COMPOUND_CHARS:
+            return ()
+        best: tuple[float, tuple[str, ...]] = (0.0, ())
+        parts: tuple[str, ...]
+        for cut in range(MIN_HEAD_CHARS, len(word) - MIN_TAIL_CHARS + 1):
+            ending = word[cut:]
+            if ending in self._words:
+                tail_score = 2.0
+            elif ending in self._tails:
+                tail_score = 1.0
+            else:
+                continue
+            head = word[:cut]
+            for link in ("", *LINKS):
+                if link and not head.endswith(link):
+                    continue
+                bare = head[: len(head) - len(link)]
+                if len(bare) < MIN_HEAD_CHARS or bare in PREFIXES:
+                    continue
+                if bare in self._words:
+                    score, parts = tail_score + 2.0, (bare,)
+                elif inner := self._split(bare, budget - 1):
+                    score, parts = tail_score + 1.5, inner
+                elif len(bare) >= MIN_UNKNOWN_HEAD_CHARS:
+                    score, parts = tail_score + 0.5, (bare,)
+                else:
+                    continue
+                if score > best[0]:
+                    best = (score, (*parts, ending))
+        return best[1] if best[0] >= 2.5 else ()
+
+    def _parts(self, word: str) -> list[str]:
+        """Stems of a word's compound parts ([] when it is no compound)."""
+        return [self._stem(part) for part in self._split(word, MAX_PARTS)]

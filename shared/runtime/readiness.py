@@ -1,0 +1,51 @@
+"""Which services are ready: seen by the nats-server itself (connection, user, bound subjects)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import httpx2
+
+from shared.runtime.nats_auth import READY_SUBJECTS, SERVICE_GRANTS, NatsUser
+
+
+def connections(monitor_url: str, *, timeout: float = 2.0) -> list[dict[str, object]]:
+    """The server's client connections with their subscriptions (empty when unreachable)."""
+    try:
+        resp = httpx2.get(f"{monitor_url}/connz?subs=1&auth=1&limit=4096", timeout=timeout)
+        resp.raise_for_status()
+        conns = resp.json().get("connections") or []
+    except (httpx2.HTTPError, ValueError):
+        return []
+    return [c for c in conns if isinstance(c, dict)]
+
+
+def ready_services(
+    monitor_url: str, users: Mapping[str, NatsUser], names: list[str]
+) -> dict[str, bool]:
+    """name → whether its bus connection is up, as its own user, with its rpc subjects bound.
+
+    A service the runtime has no grants for (a custom `name=module`) counts as ready once
+    it runs: there is nothing to check it against.
+    """
+    conns = connections(monitor_url)
+    result: dict[str, bool] = {}
+    for name in names:
+        user = users.get(name)
+        grants = SERVICE_GRANTS.get(name)
+        if user is None or grants is None:
+            result[name] = True
+            continue
+        result[name] = any(
+            c.get("name") == f"r42-{name}"
+            and c.get("authorized_user") == user.public_key
+            and int(str(c.get("subscriptions") or 0)) > 0
+            and set(READY_SUBJECTS.get(name, ())) <= set(_subjects(c))
+            for c in conns
+        )
+    return result
+
+
+def _subjects(conn: Mapping[str, object]) -> list[str]:
+    subs = conn.get("subscriptions_list") or []
+    return [str(s) for s in subs] if isinstance(subs, list) else []
