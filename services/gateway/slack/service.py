@@ -41,8 +41,16 @@ class Mode:
 def choose_mode(
     settings: Settings, *, http: bool = False, port: int | None = None, host: str | None = None
 ) -> Mode:
-    """Socket Mode with an app token, HTTP when asked; off (idle) without a bot token."""
+    """Socket Mode with an app token, HTTP when asked; off (idle) without a bot token.
+
+    Asked for HTTP mode without a bot token is a mistake, not a console set-up: it refuses.
+    """
     if settings.slack_bot_token is None:
+        if http:
+            raise ConfigError(
+                "HTTP mode needs SLACK_BOT_TOKEN (the app's xoxb- bot token) and "
+                "SLACK_SIGNING_SECRET"
+            )
         return Mode("off", reason="SLACK_BOT_TOKEN is not set")
     if port is not None and not 0 <= port <= 65535:
         raise ConfigError(f"port {port} is out of range (0-65535)")

@@ -69,3 +69,16 @@ def test_secret_value_never_echoed(tmp_path: Path) -> None:
     done = run([*R42, "version"], {"R42_LIMITS": secret}, tmp_path)
     assert done.returncode == 2
     assert secret not in done.stderr + done.stdout
+
+
+def test_gateway_http_without_a_bot_token_says_what_is_missing(tmp_path: Path) -> None:
+    """`r42 gateway --http` with no Slack tokens exits at once instead of idling forever."""
+    env = {name: "" for name in ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET")}
+    clean = {k: v for k, v in os.environ.items() if k not in env}
+    full = {**clean, "R42_DATA_DIR": str(tmp_path / "data")}
+    done = subprocess.run(
+        [*R42, "gateway", "--http"], env=full, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "SLACK_BOT_TOKEN" in lines[0], lines

@@ -72,6 +72,8 @@ async def test_claims_are_shared_between_replicas(nats_url: str, unique: str) ->
 
 def test_choose_mode() -> None:
     assert choose_mode(build_settings()).kind == "off"
+    with pytest.raises(ConfigError, match="SLACK_BOT_TOKEN"):
+        choose_mode(build_settings(), http=True)
     socket = build_settings(slack_bot_token="xoxb-1", slack_app_token="xapp-1")
     assert choose_mode(socket) == Mode("socket")
     http = build_settings(slack_bot_token="xoxb-1", slack_signing_secret="s")
