@@ -145,6 +145,19 @@ def generate_command(
     )
 
 
+ANSWER_KEYS = "ABCDEFGH"
+"""Answer keys as every surface shows them (A-D for the four options a quiz has)."""
+
+
+def ask_answer(keys: str, *, console: Console) -> str:
+    """Ask until the answer is one of the keys (either case); an unknown one is said once."""
+    while True:
+        picked = Prompt.ask(f"Jouw antwoord ({'/'.join(keys)})", console=console).strip().upper()
+        if len(picked) == 1 and picked in keys:
+            return picked
+        console.print(Text(f"Kies een van {', '.join(keys)}.", style="yellow"))
+
+
 async def _take(store: Store, *, user: str, week: str, console: Console) -> None:
     config = QuizConfig()
     started = await start_quiz(
@@ -156,16 +169,16 @@ async def _take(store: Store, *, user: str, week: str, console: Console) -> None
     console.print(Text(f"Quiz van week {started.attempt.week} voor {user}", style="bold"))
     while question is not None:
         body = Text(question["text"] + "\n\n")
-        for number, option in enumerate(question["options"], start=1):
-            body.append(f"  {number}. {option}\n")
+        keys = ANSWER_KEYS[: len(question["options"])]
+        for key, option in zip(keys, question["options"], strict=True):
+            body.append(f"  {key}. {option}\n")
         level = DIFFICULTY_NL.get(question["difficulty"], question["difficulty"])
         title = f"vraag {question['index'] + 1}/{question['count']} · {question['topic_label']}"
         console.print(Panel(body, title=Text(title), subtitle=level, title_align="left"))
-        choices = [str(n) for n in range(1, len(question["options"]) + 1)]
-        picked = Prompt.ask("Jouw antwoord", choices=choices, console=console)
+        picked = ask_answer(keys, console=console)
         outcome = await answer_question(
             store=store, attempt_id=attempt_id, user_id=user,
-            question_index=question["index"], choice=int(picked) - 1, config=config,
+            question_index=question["index"], choice=keys.index(picked), config=config,
         )  # fmt: skip
         right = question["options"][outcome.correct_index]
         if outcome.correct:

@@ -83,7 +83,7 @@ def test_generate_unknown_topic_is_a_clean_error(db: str, monkeypatch) -> None:
 
 def test_take_asks_each_question_and_scores(db: str, monkeypatch) -> None:
     monkeypatch.setenv("R42_LLM", "offline")
-    result = run("quiz", "take", "--user", "alice", stdin="1\n" * 10)
+    result = run("quiz", "take", "--user", "alice", stdin="A\n" * 10)
     assert result.exit_code == 0, result.output
     assert "vraag 1/10" in result.output and "vraag 10/10" in result.output
     assert "Klaar! Je score: " in result.output
@@ -101,9 +101,12 @@ def test_take_asks_each_question_and_scores(db: str, monkeypatch) -> None:
 
 def test_take_refuses_an_invalid_choice_and_asks_again(db: str, monkeypatch) -> None:
     monkeypatch.setenv("R42_LLM", "offline")
-    result = run("quiz", "take", "--user", "bob", stdin="7\n" + "2\n" * 10)
+    # One key scheme everywhere: A-D (either case); a number or another letter is asked again.
+    result = run("quiz", "take", "--user", "bob", stdin="7\nE\n" + "b\n" * 10)
     assert result.exit_code == 0, result.output
-    assert "Please select one of the available options" in result.output
+    assert result.output.count("Kies een van A, B, C, D.") == 2
+    assert "  A. " in result.output and "  D. " in result.output
+    assert "Klaar! Je score: " in result.output
 
 
 def test_leaderboard_empty(db: str) -> None:
