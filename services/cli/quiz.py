@@ -4,7 +4,6 @@ store and LLM, through the same service functions the quiz service runs."""
 from __future__ import annotations
 
 import asyncio
-import getpass
 import json
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, TypeVar
@@ -31,6 +30,7 @@ from services.quiz.models import MAX_BATCH
 from services.quiz.offline import offline_plans
 from shared.config import Settings, build_settings
 from shared.errors import R42Error
+from shared.identity import local_user_id
 from shared.llm import LLMCallRecord, configure_llm, reset_llm
 from shared.store import LeaderboardEntry, Store, describe_validation, iso_week, open_store
 
@@ -194,15 +194,14 @@ async def _take(store: Store, *, user: str, week: str, console: Console) -> None
 
 def take_command(
     user: Annotated[
-        str | None, typer.Option("--user", "-u", help="Who takes it (default: your login).")
+        str | None,
+        typer.Option("--user", "-u", help="Who takes it (default: you, as in the console)."),
     ] = None,
     store: StoreOption = None,
 ) -> None:
     """Take this week's quiz in the terminal: one question at a time, scored as you go."""
-    try:
-        who = user if user is not None else getpass.getuser()
-    except Exception:  # no login name in this environment (containers, odd uids)
-        fail("cannot tell who you are: pass --user")
+    # The console's id for the same person: one line on the leaderboard, not two.
+    who = user if user is not None else local_user_id()
     if not who.strip():
         fail("--user must not be empty")
     console = Console(highlight=False)

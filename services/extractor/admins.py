@@ -14,6 +14,7 @@ import ipaddress
 from urllib.parse import urlsplit
 
 from shared.config import Settings
+from shared.identity import CONSOLE_PREFIX
 
 
 def embedded(settings: Settings) -> bool:
@@ -31,7 +32,6 @@ def embedded(settings: Settings) -> bool:
         return False
 
 
-CONSOLE_PREFIX = "console-"
 
 
 def is_graph_admin(user_id: str, settings: Settings) -> bool:

@@ -10,7 +10,6 @@ Input runs in a daemon thread so the event loop keeps serving bus events while w
 from __future__ import annotations
 
 import contextlib
-import getpass
 
 from rich.console import Console
 from rich.text import Text
@@ -33,6 +32,7 @@ from shared.bus import (
 )
 from shared.config import Settings
 from shared.errors import R42Error
+from shared.identity import local_user_id
 from shared.runtime.service import resolve_nats_url
 from shared.runtime.session import client_auth
 from shared.store import open_store
@@ -137,10 +137,8 @@ class ConsoleSession(LearningCommands, AdminCommands):
 
 
 def console_user() -> str:
-    """The console's user id: the OS user, so scores are theirs."""
-    with contextlib.suppress(Exception):
-        return f"console-{getpass.getuser()}"[:200]
-    return "console"
+    """The console's user id: the OS user, the same id `r42 quiz take` scores."""
+    return local_user_id()
 
 
 async def run(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import getpass
 import json
 from pathlib import Path
 
@@ -112,3 +113,12 @@ def test_take_refuses_an_invalid_choice_and_asks_again(db: str, monkeypatch) -> 
 def test_leaderboard_empty(db: str) -> None:
     result = run("leaderboard")
     assert result.exit_code == 0 and "no scores yet" in result.output
+
+
+def test_take_without_user_scores_the_console_identity(db: str, monkeypatch) -> None:
+    """The console and `r42 quiz take` are the same person: one leaderboard line."""
+    monkeypatch.setenv("R42_LLM", "offline")
+    result = run("quiz", "take", stdin="A\n" * 10)
+    assert result.exit_code == 0, result.output
+    board = json.loads(run("leaderboard", "--week", "--json").output)
+    assert [e["user"] for e in board["entries"]] == [f"console-{getpass.getuser()}"]
