@@ -143,12 +143,7 @@ class _Consumer:
         try:
             event = parse_event(raw.subject, raw.data, namespace=self.namespace)
         except BadInputError as exc:
-            header_id = (raw.headers or {}).get("Nats-Msg-Id")
-            log.warning(
-                "terminating malformed message on %s (event_id=%s, stream seq %s): %s",
-                raw.subject, header_id or peek_event_id(raw.data), delivery.stream_seq, exc,
-            )  # fmt: skip
-            await message.reject()
+            await self._malformed(message, exc, delivery)
             return
         token = _current_delivery.set(delivery)
         keepalive = asyncio.create_task(_keepalive(message, max(self.ack_wait / 3, 0.05)))
@@ -163,6 +158,39 @@ class _Consumer:
             keepalive.cancel()
             _current_delivery.reset(token)
         await message.ack()
+
+    async def _malformed(self, message: Any, exc: BadInputError, delivery: Delivery) -> None:
+        """A message no model accepts: term it and say so on `failed.<subject>` (never silent)."""
+        raw = message.raw_message
+        header_id = (raw.headers or {}).get("Nats-Msg-Id")
+        original_id = str(header_id or peek_event_id(raw.data) or "")[:200] or None
+        logical = strip_namespace(delivery.subject, self.namespace)
+        log.warning(
+            "terminating malformed message on %s (event_id=%s, stream seq %s): %s",
+            raw.subject, original_id, delivery.stream_seq, exc,
+        )  # fmt: skip
+        if not logical.startswith(FAILED_PREFIX):
+            seq = str(delivery.stream_seq) if delivery.stream_seq is not None else ""
+            letter = DeadLetter(
+                event_id=derived_event_id(FAILED_PREFIX, delivery.stream, seq, delivery.consumer),
+                actor=self.actor,
+                original_subject=logical,
+                original_event_id=original_id,
+                error=_error_text(exc),
+                deliveries=delivery.num_delivered,
+                consumer=delivery.consumer,
+                stream=delivery.stream,
+                stream_seq=delivery.stream_seq,
+            )
+            try:
+                await publish_event(self.broker, letter, namespace=self.namespace)
+            except R42Error as pub_exc:
+                if not delivery.last:
+                    # Without the dead letter nobody would learn of it: try again later.
+                    await message.nack(delay=self.nack_delay)
+                    return
+                log.error("could not publish %s: %s", letter.subject, pub_exc)
+        await message.reject()
 
     async def _failed(self, message: Any, event: Event, exc: Exception, delivery: Delivery) -> None:
         delay = nack_backoff(delivery.num_delivered, base=self.nack_delay, cap=self.max_nack_delay)

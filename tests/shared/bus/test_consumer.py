@@ -236,6 +236,39 @@ async def test_malformed_payloads_are_termed_logged_and_consumer_continues(
     assert await consumer_state(bus, "SOURCES", "extractor") == (0, 0, 4)
 
 
+async def test_rejected_payloads_yield_dead_letters_with_reason_and_id(bus: BusHarness) -> None:
+    """No silent drops: a missing schema_version or a non-UUID event_id is reported on failed.*."""
+    dead: asyncio.Queue[DeadLetter] = asyncio.Queue()
+
+    async def handle(event: SourceUploaded) -> None:
+        raise AssertionError(f"a malformed event reached the handler: {event}")
+
+    async def on_dead(letter: DeadLetter) -> None:
+        await dead.put(letter)
+
+    subscribe_event(
+        bus.broker, SourceUploaded, durable="extractor", handler=handle, namespace=bus.ns
+    )
+    subscribe_event(bus.broker, DeadLetter, durable="ops", handler=on_dead, namespace=bus.ns)
+    await bus.start()
+    js = await bus.raw()
+    subject = ns_subject("source.uploaded", bus.ns)
+    no_version = uploaded("src-a").model_dump(mode="json")
+    del no_version["schema_version"]
+    bad_id = uploaded("src-b").model_dump(mode="json") | {"event_id": "not-a-uuid"}
+    await js.publish(subject, json.dumps(no_version).encode())
+    await js.publish(subject, json.dumps(bad_id).encode(), headers={"Nats-Msg-Id": "not-a-uuid"})
+
+    letters = [await wait_for(dead), await wait_for(dead)]
+    by_id = {letter.original_event_id: letter for letter in letters}
+    assert set(by_id) == {no_version["event_id"], "not-a-uuid"}
+    assert "schema_version" in by_id[no_version["event_id"]].error
+    assert "UUID" in by_id["not-a-uuid"].error
+    for letter in letters:
+        assert letter.subject == "failed.source.uploaded" and letter.consumer == "extractor"
+    assert await consumer_state(bus, "SOURCES", "extractor") == (0, 0, 2)
+
+
 async def test_transient_errors_stop_at_max_deliver_with_dead_letter(bus: BusHarness) -> None:
     deliveries: list[int] = []
     dead: asyncio.Queue[DeadLetter] = asyncio.Queue()
