@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from services.gateway.core.context import CoreContext
+from services.gateway.core.week import quiz_status
 from shared.bus import (
     CHAT_SUBJECT,
     CLEAR_SUBJECT,
@@ -37,7 +38,7 @@ class ChatCalls:
 
     async def quiz_active(self, user_id: str) -> bool:
         """Whether the user is in the middle of a quiz (R42 only says so then)."""
-        return await self.ctx.store.quiz_attempts.get_active_attempt(user_id) is not None
+        return (await quiz_status(self.ctx, user_id=user_id)).quiz_active
 
     async def ask(
         self,
