@@ -54,7 +54,6 @@ class ChatCalls:
         req = ChatRequest(
             user_id=user_id,
             user_name=user_name[:200],
-            is_admin=ctx.is_admin(user_id),
             text=text[:MAX_CHAT_CHARS],
             correlation_id=correlation_id,
             conversation=_checked_conversation(conversation),
@@ -73,9 +72,7 @@ class ChatCalls:
     ) -> ProposalDecisionReply:
         """A Yes / No on a proposal chip (admins apply; others queue a suggestion)."""
         ctx = self.ctx
-        req = ProposalDecisionRequest(
-            proposal_id=proposal_id, user_id=user_id, is_admin=ctx.is_admin(user_id), accept=accept
-        )
+        req = ProposalDecisionRequest(proposal_id=proposal_id, user_id=user_id, accept=accept)
         return await request(
             ctx.broker,
             PROPOSAL_SUBJECT,

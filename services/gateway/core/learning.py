@@ -90,7 +90,6 @@ class LearningCalls:
             topic=topic_id,
             instruction=instructions.strip()[:MAX_INSTRUCTION_CHARS],
             user_id=user_id,
-            is_admin=True,
         )
         return await request(
             ctx.broker,

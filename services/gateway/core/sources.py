@@ -98,7 +98,7 @@ class SourceCalls:
             return await request(
                 ctx.broker,
                 SYNC_HANDBOOK_SUBJECT,
-                HandbookSyncRequest(user_id=user_id, is_admin=True),
+                HandbookSyncRequest(user_id=user_id),
                 response_model=HandbookSyncReply,
                 timeout=SYNC_TIMEOUT_S,
                 namespace=ctx.namespace,
