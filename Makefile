@@ -39,6 +39,7 @@ lint: $(STAMP)
 
 docs: $(STAMP)
 	$(BIN)/python -m shared.bus.asyncapi --out docs/asyncapi.yaml
+	$(BIN)/python -m scripts.render_blocks --out docs/img
 
 # The Teams app package for sideloading (TEAMS_APP_ID = the bot's Microsoft app id).
 teams-package: $(STAMP)

@@ -1,4 +1,4 @@
-"""CLI: `r42 ingest`, `r42 sources [cancel ID]`, `r42 sync-handbook`, `r42 graph analyze`.
+"""CLI: `r42 ingest`, `r42 sources [show|cancel ID]`, `r42 sync-handbook`, `r42 graph analyze`.
 
 With a running stack (NATS_URL, or the `r42 up` recorded in the data dir) `ingest`
 stores the sources and publishes source.uploaded for the extractor; without one it runs
@@ -303,22 +303,54 @@ def ingest_command(
 # -- sources -------------------------------------------------------------------------------
 
 
-async def _sources_table(settings: Settings, limit: int) -> Table:
+async def _sources_table(settings: Settings, limit: int, *, width: int) -> Table:
+    """One line per source, fitting `width`: long names and errors end in an ellipsis."""
     async with admin_session(settings) as session:
-        store = session.store
-        table = Table(title="Sources", title_justify="left")
-        table.add_column("id", no_wrap=True)
-        for column in ("name", "status", "chunks", "topics", "updated", "error"):
-            table.add_column(column, overflow="fold")
-        for source in await store.sources.list(limit=limit):
-            counts = await read_progress(store, source.id)
-            total = "?" if source.chunks_total is None else source.chunks_total
-            chunks = f"{source.chunks_done}/{total}"
-            topics = f"+{counts['topics_added']} ~{counts['topics_updated']}"
-            when = f"{source.updated_at:%Y-%m-%d %H:%M}" if source.updated_at else ""
-            table.add_row(Text(source.id), Text(source.name), source.status, chunks, topics,
-                          when, Text((source.error or "")[:120]))  # fmt: skip
-        return table
+        sources = await session.store.sources.list(limit=limit)
+    rows = [
+        (s.id, s.name, s.status,
+         f"{s.chunks_done}/{'?' if s.chunks_total is None else s.chunks_total}",
+         f"{s.updated_at:%m-%d %H:%M}" if s.updated_at else "",
+         " ".join((s.error or "").split()))
+        for s in sources
+    ]  # fmt: skip
+    headers = ("id", "name", "status", "chunks", "updated", "error")
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
+    # Columns are two spaces apart; name and error share what the fixed columns leave.
+    free = width - sum(widths[i] for i in (0, 2, 3, 4)) - 2 * (len(headers) - 1)
+    name_width = max(min(widths[1], 28, free - min(widths[5], free // 2)), 8)
+    table = Table(title="Sources", title_justify="left", caption_justify="left", box=None,
+                  pad_edge=False, header_style="bold underline")  # fmt: skip
+    limits = {1: name_width, 5: max(free - name_width, 8)}
+    for i, header in enumerate(headers):
+        table.add_column(header, no_wrap=True, overflow="ellipsis", max_width=limits.get(i))
+    for row in rows:
+        table.add_row(*(Text(cell) for cell in row))
+    if any(row[5] for row in rows):
+        table.caption = "the whole error: r42 sources show ID"
+    return table
+
+
+async def _show_source(settings: Settings, source_id: str) -> Table:
+    async with admin_session(settings) as session:
+        source = await session.store.sources.get(source_id)
+        if source is None:
+            raise BadInputError(f"no source {source_id!r} (see `r42 sources`)")
+        counts = await read_progress(session.store, source_id)
+    table = Table(show_header=False, box=None)
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column(overflow="fold")
+    total = "?" if source.chunks_total is None else source.chunks_total
+    for key, value in (
+        ("id", source.id), ("name", source.name), ("status", source.status),
+        ("chunks", f"{source.chunks_done}/{total}"),
+        ("topics", f"{counts['topics_added']} added, {counts['topics_updated']} updated"),
+        ("by", source.who or ""), ("created", f"{source.created_at or ''}"),
+        ("updated", f"{source.updated_at or ''}"), ("sha256", source.sha256),
+        ("error", source.error or ""),
+    ):  # fmt: skip
+        table.add_row(key, Text(value))
+    return table
 
 
 async def _cancel(settings: Settings, source_id: str) -> str:
@@ -460,7 +492,14 @@ def register(app: typer.Typer) -> None:
         """Show sources and their extraction status (newest first)."""
         if ctx.invoked_subcommand is None:
             settings = load_settings()
-            Console(highlight=False).print(run(lambda: _sources_table(settings, limit)))
+            console = Console(highlight=False)
+            console.print(run(lambda: _sources_table(settings, limit, width=console.width)))
+
+    @sources.command("show")
+    def show(source_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
+        """Everything about one source, its whole error included."""
+        settings = load_settings()
+        Console(highlight=False).print(run(lambda: _show_source(settings, source_id)))
 
     @sources.command("cancel")
     def cancel(source_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:

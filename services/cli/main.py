@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sys
+from importlib.metadata import version as dist_version
+from typing import Annotated
 
 import typer
 
@@ -40,7 +43,17 @@ def build_app(argv: list[str] | None = None) -> typer.Typer:
     )
 
     @app.callback()
-    def root() -> None:
+    def root(
+        _version: Annotated[
+            bool,
+            typer.Option(
+                "--version",
+                help="Print the R42 version and exit.",
+                is_eager=True,
+                callback=_print_version,
+            ),
+        ] = False,
+    ) -> None:
         """R42 command line."""
         # Checked once for every command: a bad setting is one line and exit 2, never a
         # traceback from deep inside a command.
@@ -57,9 +70,7 @@ def build_app(argv: list[str] | None = None) -> typer.Typer:
     @app.command()
     def version() -> None:
         """Print the R42 version."""
-        from importlib.metadata import version as dist_version
-
-        typer.echo(f"r42 {dist_version('r42')}")
+        _print_version(True)
 
     modules = ("services.cli.up",) if argv and argv[0] == "up" else COMMAND_MODULES
     for name in modules:
@@ -67,6 +78,41 @@ def build_app(argv: list[str] | None = None) -> typer.Typer:
     return app
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"r42 {dist_version('r42')}")
+        raise typer.Exit()
+
+
+# A reader that went away (`r42 … | head`) ends the command like any Unix filter:
+# quietly, with the shell's code for a SIGPIPE death (128 + 13).
+BROKEN_PIPE_EXIT = 141
+
+
+def _is_devnull(fd: int) -> bool:
+    try:
+        return os.path.samestat(os.fstat(fd), os.stat(os.devnull))
+    except OSError:
+        return False
+
+
 def main() -> None:
     """Run the CLI."""
-    build_app(sys.argv[1:])()
+    stdout, fd = sys.stdout, sys.stdout.fileno()
+    was_devnull = _is_devnull(fd)
+    try:
+        try:
+            build_app(sys.argv[1:])()
+        except SystemExit:
+            # On EPIPE click exits 1 after swapping stdout for a flush-pacifying wrapper, and
+            # rich exits 1 after pointing the descriptor at /dev/null: both are this case.
+            if sys.stdout is not stdout or (not was_devnull and _is_devnull(fd)):
+                raise BrokenPipeError from None
+            raise
+        finally:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        # Point stdout at /dev/null so the interpreter's final flush cannot raise again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, fd)
+        sys.exit(BROKEN_PIPE_EXIT)

@@ -1,9 +1,9 @@
 """The event bus: event contracts, JetStream streams, the broker, consumers, request/reply.
 
-Subjects, streams and who produces or consumes what: DESIGN.md (Events) and
-docs/asyncapi.yaml (`make docs`). Dead letters go to `failed.<original subject>` (stream
-FAILED); a consumer giving up on `source.uploaded` / `source.cancelled` publishes
-`source.failed` instead, so the gateway can tell the user.
+Subjects, streams and who produces or consumes what: docs/ARCHITECTURE.md (Events) and
+docs/asyncapi.yaml (`make docs`). Every rejected event goes to `failed.<original subject>`
+(stream FAILED) with the reason and the original event id; a service may add its own domain
+event through its subscription's `on_failure` hook (the extractor's `source.failed`).
 """
 
 from shared.bus.broker import (

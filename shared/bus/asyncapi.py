@@ -40,7 +40,7 @@ TITLE = "R42 event bus"
 VERSION = "1"
 DOC_SERVER = "nats://localhost:4222"
 
-# subject model → (producers, consumers): DESIGN.md's Events table.
+# subject model → (producers, consumers): the Events table of docs/ARCHITECTURE.md.
 FLOWS: dict[type[Event], tuple[tuple[str, ...], tuple[str, ...]]] = {
     SourceUploaded: (("gateway", "cli"), ("extractor",)),
     SourceCancelled: (("gateway",), ("extractor",)),

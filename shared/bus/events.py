@@ -1,4 +1,4 @@
-"""One pydantic model per bus subject (DESIGN.md, Events)."""
+"""One pydantic model per bus subject (docs/ARCHITECTURE.md, Events)."""
 
 from __future__ import annotations
 

@@ -61,15 +61,39 @@ class AdminCommands(ConsoleBase):
         pending = await self.client.reviews.pending(user_id=self.user)
         if not pending:
             self.out.print("Er zijn geen openstaande voorstellen.")
+        questions: list[str] = []
         for s in pending:
             self.out.print(render.suggestion(s))
-            line = (await self.prompt("[g]oedkeuren / [a]fwijzen / [o]verslaan> ") or "").strip()
-            if line[:1].lower() not in ("g", "a"):
+            choice = await self._review_choice(questions)
+            if choice not in ("g", "a"):
                 continue
             decision = await self.client.reviews.decide(
-                suggestion_id=s.id, user_id=self.user, approve=line[:1].lower() == "g"
+                suggestion_id=s.id, user_id=self.user, approve=choice == "g"
             )
             self.out.print(Text(f"{s.id}: {describe_decision(decision)}", style="cyan"))
+        # A question typed at the review prompt is answered once the review is done.
+        for question in questions:
+            self.out.print(Text(f"Je vraag: {question}", style="dim"))
+            await self.chat(question)
+
+    async def _review_choice(self, questions: list[str]) -> str:
+        """g, a or o (also at end of input); anything longer is kept as a question."""
+        while True:
+            line = (await self.prompt("[g]oedkeuren / [a]fwijzen / [o]verslaan> ") or "o").strip()
+            word = line.lower()
+            if word in ("g", "goedkeuren", "a", "afwijzen", "o", "overslaan", ""):
+                return word[:1] or "o"
+            if len(line.split()) > 1 or line.endswith("?"):
+                questions.append(line)
+                self.out.print(
+                    Text("Je vraag beantwoord ik na de beoordeling. Kies nu g, a of o.", "yellow")
+                )
+            else:
+                self.out.print(Text("Kies g (goedkeuren), a (afwijzen) of o (overslaan).", "red"))
+
+    async def chat(self, text: str) -> None:
+        """One chat turn (the session provides it)."""
+        raise NotImplementedError
 
     async def sync(self, _arg: str) -> None:
         """Sync the GitHub handbook through the extractor."""
@@ -79,6 +103,9 @@ class AdminCommands(ConsoleBase):
 
     async def graph(self, arg: str) -> None:
         """A topic and its neighbours."""
+        if not arg:
+            self.out.print(Text("Noem een onderwerp, bijvoorbeeld /graph onboarding.", "yellow"))
+            return
         for part in render.graph(await self.client.reads.graph(arg)):
             self.out.print(part)
 

@@ -11,8 +11,20 @@ from services.gateway.core.learning import parse_learn
 from services.gateway.core.quiz import LETTERS, parse_question
 from services.gateway.core.waiter import next_event
 from shared.bus import ContentReady, QuizReady, QuizScored
+from shared.errors import BadInputError
 
 CONTENT_TIMEOUT_S = 300.0
+
+
+def is_kind(word: str) -> bool:
+    """Whether a /learn word names a content format."""
+    try:
+        parse_learn(word)
+    except BadInputError:
+        return False
+    return True
+
+
 QUIZ_TIMEOUT_S = 120.0
 
 
@@ -20,21 +32,28 @@ class LearningCommands(ConsoleBase):
     """This week's content, the quiz and the rankings."""
 
     async def learn(self, arg: str) -> None:
-        """This week's article, slides or infographic."""
-        kind = parse_learn(arg)
-        weekly = await self.client.learning.weekly_topic(self.user)
-        ready = await self._request_content(weekly.topic_id, kind)
+        """This week's (or a named topic's) article, slides or infographic."""
+        words = arg.split()
+        kind = parse_learn(words.pop() if words and is_kind(words[-1]) else "")
+        if words:
+            topic = (await self.client.reads.graph(" ".join(words))).topic
+            topic_id, label, heading = topic.id, topic.label, f"Onderwerp: {topic.label}"
+        else:
+            weekly = await self.client.learning.weekly_topic(self.user)
+            topic_id, label = weekly.topic_id, weekly.label
+            heading = f"Onderwerp van week {weekly.week}: {weekly.label}"
+        ready = await self._request_content(topic_id, kind)
         if not ready.ok:
             self.out.print(Text(f"De inhoud kon niet worden gemaakt: {ready.error}", style="red"))
             return
-        content = await self.client.learning.content(weekly.topic_id)
+        content = await self.client.learning.content(topic_id)
         part = getattr(content, kind, None) if content else None
         if not isinstance(part, dict):
             self.out.print(Text("Deze inhoud is er (nog) niet.", style="yellow"))
             return
-        self.out.print(Text(f"Onderwerp van week {weekly.week}: {weekly.label}", style="bold"))
+        self.out.print(Text(heading, style="bold"))
         if kind == "article":
-            self.out.print(render.article(part, label=weekly.label))
+            self.out.print(render.article(part, label=label))
         elif kind == "slides":
             for i in range(len(part.get("slides") or [])):
                 self.out.print(render.slide(part, i))

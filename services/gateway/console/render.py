@@ -16,7 +16,8 @@ from shared.bus import ChatReply, KbDelta
 from shared.store import Source, Suggestion
 
 CONSOLE_HELP = """Typ een vraag voor R42, of een commando:
-  /learn [article|slides|infographic]   het onderwerp van deze week
+  /learn [ONDERWERP] [article|slides|infographic]
+                                        het onderwerp van deze week, of een ander
   /quiz                                 de quiz van deze week
   /leaderboard                          ranglijst (week en aller tijden)
   /ingest PAD                           een tekst- of markdownbestand inlezen
@@ -27,7 +28,28 @@ CONSOLE_HELP = """Typ een vraag voor R42, of een commando:
   /diagnostics                          recente LLM-aanroepen en kosten
   /clear                                begin een nieuw gesprek
   /help, /quit
-In de console ben je beheerder: voorstellen die je goedkeurt, worden meteen toegepast."""
+Een onderwerp voorstellen: vertel R42 wat er ontbreekt, bijvoorbeeld "Er is een rol
+Scrum Master die de sprints begeleidt". R42 stelt dan een ontbrekend proces of begrip
+voor; antwoord met j om het toe te voegen."""
+
+ADMIN_NOTE = (
+    "In de console ben je beheerder: voorstellen die je goedkeurt, worden meteen toegepast."
+)
+MEMBER_NOTE = (
+    "R42_ADMINS noemt jou niet als beheerder: voorstellen uit je gesprekken wachten op "
+    "een beheerder en /sync wordt geweigerd. Voorstellen beoordelen met /suggestions en "
+    "bestanden inlezen met /ingest kan hier wel, want dit is je eigen terminal."
+)
+
+
+def help_text(*, admin: bool) -> str:
+    """The console's help, truthful about the user's role."""
+    return f"{CONSOLE_HELP}\n{ADMIN_NOTE if admin else MEMBER_NOTE}"
+
+
+def plural(n: int, one: str, many: str) -> str:
+    """`1 onderwerp`, `2 onderwerpen`."""
+    return f"{n} {one if n == 1 else many}"
 
 
 def answer(reply: ChatReply) -> list[Any]:
@@ -150,8 +172,9 @@ def progress_line(name: str, p: Progress) -> Text:
     if p.state == "cancelled":
         return Text(f"{name}: geannuleerd", style="yellow")
     counts = (
-        f"{p.topics_added} onderwerpen toegevoegd, {p.topics_updated} bijgewerkt, "
-        f"{p.relations_added} relaties toegevoegd"
+        f"{plural(p.topics_added, 'onderwerp', 'onderwerpen')} toegevoegd, "
+        f"{p.topics_updated} bijgewerkt, "
+        f"{plural(p.relations_added, 'relatie', 'relaties')} toegevoegd"
     )
     if p.state == "completed":
         return Text(f"{name}: klaar — {counts}", style="green")

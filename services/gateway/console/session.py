@@ -1,7 +1,9 @@
 """The console chat `r42 up` opens without Slack tokens: the same features through the same client.
 
-The console user is an admin (it is the operator's own terminal): proposals they accept
-are applied at once, and /ingest, /suggestions and /diagnostics are open to them.
+The gateway treats the console user as an admin (it is the operator's own terminal), so
+/ingest, /suggestions and /diagnostics are open to them; the services re-check R42_ADMINS,
+so when that list does not name them, their chat proposals wait for review and /sync is
+refused, and /help says so.
 Input runs in a daemon thread so the event loop keeps serving bus events while waiting.
 """
 
@@ -36,6 +38,10 @@ from shared.runtime.session import client_auth
 from shared.store import open_store
 
 THINKING = "R42 denkt na…"
+GREETINGS = frozenset(
+    {"hallo", "hoi", "hey", "hi", "dag", "goedemorgen", "goedemiddag", "goedenavond", "hallo r42"}
+)
+YES, NO = ("j", "ja", "y", "yes"), ("n", "nee", "no")
 
 
 class ConsoleSession(LearningCommands, AdminCommands):
@@ -84,10 +90,30 @@ class ConsoleSession(LearningCommands, AdminCommands):
 
     async def help(self, _arg: str) -> None:
         """Show the commands."""
-        self.out.print(render.CONSOLE_HELP, markup=False)
+        admins = self.client.settings.admins
+        admin = not admins or self.user in admins  # what the services decide on
+        self.out.print(render.help_text(admin=admin), markup=False)
+
+    async def yes_no(self, question: str) -> bool:
+        """Ask until the answer is yes or no; end of input counts as no."""
+        while True:
+            answer = await self.prompt(f"{question} [j/n] ")
+            if answer is None:
+                return False
+            if answer.strip().lower() in YES + NO:
+                return answer.strip().lower() in YES
+            self.out.print(Text("Antwoord met j (ja) of n (nee).", style="yellow"))
 
     async def chat(self, text: str) -> None:
         """One turn with R42, then the proposal question if there is one."""
+        if " ".join(text.lower().strip(" !.,?").split()) in GREETINGS:
+            self.out.print(
+                Text(
+                    "Hallo! Stel me een vraag over het bedrijf, bijvoorbeeld "
+                    '"Hoe vraag ik verlof aan?", of typ /help voor wat ik nog meer kan.'
+                )
+            )
+            return
         if await self.client.chat.quiz_active(self.user):
             self.out.print(Text("Je quiz loopt nog; R42 antwoordt weer na de quiz.", style="dim"))
             return
@@ -98,8 +124,7 @@ class ConsoleSession(LearningCommands, AdminCommands):
         if reply.proposal is None:
             return
         self.out.print(render.delta(reply.proposal.delta))
-        answer = await self.prompt("Wil je dit toevoegen aan de kennisgraaf? [j/n] ")
-        accept = (answer or "").strip().lower() in ("j", "ja", "y", "yes")
+        accept = await self.yes_no("Wil je dit toevoegen aan de kennisgraaf?")
         result = await self.client.chat.decide_proposal(
             proposal_id=reply.proposal.id, user_id=self.user, accept=accept
         )

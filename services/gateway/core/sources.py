@@ -52,7 +52,10 @@ class SourceCalls:
         name = " ".join(name.split())[:200]
         if not name:
             raise BadInputError("geef de bron een naam")
-        text = check_text(text.encode("utf-8"), max_bytes=self.ctx.settings.max_upload_bytes)
+        # Surfaces pass extracted text (markdown): checked again as such, whatever the file was.
+        text = check_text(
+            text.encode("utf-8"), max_bytes=self.ctx.settings.max_upload_bytes, name="tekst.md"
+        )
         store = self.ctx.store
         # Staged first: a text can exceed a NATS message, the extractor reads it from here.
         text_ref = f"staged-{uuid.uuid4().hex}"

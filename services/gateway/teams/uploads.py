@@ -92,7 +92,7 @@ async def handle(
         try:
             gw.client.require_admin(user, "bronnen toevoegen")
             data = await download(info.url, max_bytes=gw.client.settings.max_upload_bytes)
-            text = check_text(data, max_bytes=gw.client.settings.max_upload_bytes)
+            text = check_text(data, max_bytes=gw.client.settings.max_upload_bytes, name=info.name)
             result = await gw.client.sources.ingest_text(name=info.name, text=text, user_id=user)
         except Exception as exc:
             await gw.notify(ref, f"{info.name}: {user_message(exc)}", warning=True)

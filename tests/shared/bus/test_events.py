@@ -100,7 +100,7 @@ ALL_MODELS = [*EVENT_MODELS, DeadLetter]
 def test_every_registered_subject_has_a_sample_and_a_model() -> None:
     assert set(SAMPLES) == set(ALL_MODELS)
     assert set(REGISTRY) == {m.SUBJECT for m in EVENT_MODELS}
-    assert len(REGISTRY) == 16  # DESIGN.md's Events table plus quiz.scored (quiz → gateway)
+    assert len(REGISTRY) == 16  # the Events table of docs/ARCHITECTURE.md
     assert all(model_for_subject(m.SUBJECT) is m for m in EVENT_MODELS)
     assert model_for_subject("failed.quiz.ready") is DeadLetter
     with pytest.raises(BadInputError):

@@ -83,7 +83,7 @@ async def upload(gw: SlackGateway, *, user: str, file_id: str, channel: str) -> 
         if not url:
             raise BadInputError(f"{name} kan niet worden gedownload")
         data = await gw.api.download(str(url), max_bytes=limit)
-        text = check_text(data, max_bytes=limit)
+        text = check_text(data, max_bytes=limit, name=name)
     except Exception as exc:
         await gw.notify(channel, f":warning: Het bestand is niet ingelezen: {user_message(exc)}")
         return

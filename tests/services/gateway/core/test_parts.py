@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import io
+
+import docx
 import pytest
+from fpdf import FPDF
 
 from services.gateway.core.models import Progress
 from services.gateway.core.uploads import check_text
@@ -10,18 +14,53 @@ from shared.bus import SourceCompleted, SourceFailed, SourceProgress
 from shared.errors import BadInputError
 
 
+def _pdf(line: str) -> bytes:
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=12)
+    pdf.add_page()
+    pdf.cell(0, 10, line)
+    return bytes(pdf.output())
+
+
+def _docx(heading: str, body: str) -> bytes:
+    document = docx.Document()
+    document.add_heading(heading, level=1)
+    document.add_paragraph(body)
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return buffer.getvalue()
+
+
 def test_check_text() -> None:
-    assert check_text(b"# Kop\nTekst", max_bytes=100) == "# Kop\nTekst"
-    assert check_text("\ufeffmet BOM".encode(), max_bytes=100) == "met BOM"
+    # Text comes back tidied the way every entry point stores it (one final newline).
+    assert check_text(b"# Kop\nTekst", max_bytes=100) == "# Kop\nTekst\n"
+    assert check_text("\ufeffmet BOM".encode(), max_bytes=100) == "met BOM\n"
+    # Latin-1 is read (with a warning in the formats module), not refused.
+    assert check_text("café".encode("latin-1"), max_bytes=100) == "café\n"
     for data, limit, message in (
         (b"a" * 11, 10, "maximum"),
         (b"a\x00b", 100, "binair"),
-        (b"\xff\xfe\xfa", 100, "UTF-8"),
         (b"   \n", 100, "leeg"),
         (bytes(range(1, 32)) * 4, 1000, "binair"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00", 100, "binair"),
+        (b"{\\rtf1 Hallo}", 100, "niet lezen"),
     ):
         with pytest.raises(BadInputError, match=message):
             check_text(data, max_bytes=limit)
+
+
+def test_check_text_reads_every_supported_format() -> None:
+    """Slack, Teams and the console take the same formats as the CLI and the sync."""
+    limit = 1_000_000
+    pdf = check_text(_pdf("Je hebt 27 vakantiedagen."), max_bytes=limit, name="gids.pdf")
+    assert "27 vakantiedagen" in pdf
+    word = check_text(_docx("Verlof", "Vraag het aan via HR."), max_bytes=limit, name="v.docx")
+    assert word.startswith("# Verlof") and "via HR" in word
+    html = b"<html><body><nav>menu</nav><h1>Reizen</h1><p>Declareer binnen 30 dagen.</p>"
+    page = check_text(html + b"</body></html>", max_bytes=limit, name="reizen.html")
+    assert "# Reizen" in page and "30 dagen" in page and "menu" not in page
+    with pytest.raises(BadInputError, match="kan R42 niet lezen"):
+        check_text(b"a,b\n1,2\n", max_bytes=limit, name="cijfers.xlsx")
 
 
 def test_progress_from_events() -> None:

@@ -6,6 +6,7 @@ import hashlib
 import json
 
 import pytest
+from fpdf import FPDF
 
 from services.gateway.slack import ids
 from services.gateway.slack.blocks import admin as ba
@@ -140,14 +141,31 @@ async def test_admin_upload_is_ingested_with_progress(
     assert len(tap.of(SourceUploaded)) == 1
 
 
+async def test_admin_pdf_upload_is_ingested_as_its_text(
+    gateway: Gateway, fake_slack: FakeSlack, tap: Tap
+) -> None:
+    """A PDF in a DM is read through its text layer, as the CLI and the sync read it."""
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=12)
+    pdf.add_page()
+    pdf.cell(0, 10, "Thuiswerken: je krijgt 2 euro per dag.")
+    fake_slack.add_file("FP", name="thuiswerken.pdf", content=bytes(pdf.output()),
+                        mimetype="application/pdf")  # fmt: skip
+    await gateway.event(shared("FP"), event_id="EvUP")
+    uploaded = (await tap.wait(SourceUploaded))[0]
+    text = await gateway.ctx.store.source_texts.get(uploaded.text_ref)
+    assert uploaded.name == "thuiswerken.pdf" and "2 euro per dag" in text
+    assert "%PDF" not in text
+
+
 @pytest.mark.parametrize(
     ("content", "limit", "expected"),
     [
         (b"\x89PNG\r\n\x1a\n\x00\x00binary", None, "binair"),
-        ("caf\xe9 latin-1".encode("latin-1"), None, "UTF-8"),
+        (b"{\\rtf1\\ansi Hallo}", None, "niet lezen"),
         (b"x" * 600, 500, "maximum"),
     ],
-    ids=["binary", "not-utf8", "too-big"],
+    ids=["binary", "rtf", "too-big"],
 )
 async def test_bad_uploads_are_refused_with_a_reason(
     gateway: Gateway,
