@@ -142,7 +142,9 @@ async def register_staged(
     staged = await store.source_texts.get(request.text_ref)
     if staged is None:
         raise BadInputError(f"no staged text under {request.text_ref!r}")
-    text = decode_upload(staged.encode("utf-8"), name=request.name, max_bytes=max_bytes)
+    # Staged texts are text already (a surface extracted a PDF, or it was pasted without a
+    # file name): read them as markdown whatever the source is called.
+    text = decode_upload(staged.encode("utf-8"), name=f"{request.name}.md", max_bytes=max_bytes)
     registration = await register_upload(
         store, name=request.name, text=text, uploaded_by=request.uploaded_by,
         actor=request.uploaded_by,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from services.gateway.core.context import CoreContext
+from services.gateway.core.week import quiz_status
 from shared.bus import (
     CHAT_SUBJECT,
     CLEAR_SUBJECT,
@@ -37,7 +38,7 @@ class ChatCalls:
 
     async def quiz_active(self, user_id: str) -> bool:
         """Whether the user is in the middle of a quiz (R42 only says so then)."""
-        return await self.ctx.store.quiz_attempts.get_active_attempt(user_id) is not None
+        return (await quiz_status(self.ctx, user_id=user_id)).quiz_active
 
     async def ask(
         self,
@@ -53,7 +54,6 @@ class ChatCalls:
         req = ChatRequest(
             user_id=user_id,
             user_name=user_name[:200],
-            is_admin=ctx.is_admin(user_id),
             text=text[:MAX_CHAT_CHARS],
             correlation_id=correlation_id,
             conversation=_checked_conversation(conversation),
@@ -72,9 +72,7 @@ class ChatCalls:
     ) -> ProposalDecisionReply:
         """A Yes / No on a proposal chip (admins apply; others queue a suggestion)."""
         ctx = self.ctx
-        req = ProposalDecisionRequest(
-            proposal_id=proposal_id, user_id=user_id, is_admin=ctx.is_admin(user_id), accept=accept
-        )
+        req = ProposalDecisionRequest(proposal_id=proposal_id, user_id=user_id, accept=accept)
         return await request(
             ctx.broker,
             PROPOSAL_SUBJECT,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from services.gateway.core import queries
 from services.gateway.core.context import CoreContext, new_request_id
 from services.gateway.core.models import WeeklyTopic
+from services.gateway.core.week import quiz_status, weekly_topic_of
 from shared.bus import ContentRequested, ContentType, request
 from shared.bus.content_rpc import (
     MAX_INSTRUCTION_CHARS,
@@ -43,7 +43,7 @@ class LearningCalls:
 
     async def weekly_topic(self, user_id: str) -> WeeklyTopic:
         """This week's topic of the user; NotFoundError when the graph has none yet."""
-        found = await queries.find_weekly_topic(self.ctx.store, user_id=user_id)
+        found = weekly_topic_of(await quiz_status(self.ctx, user_id=user_id))
         if found is None:
             raise NotFoundError("er is nog geen onderwerp: de kennisgraaf is leeg")
         return found
@@ -90,7 +90,6 @@ class LearningCalls:
             topic=topic_id,
             instruction=instructions.strip()[:MAX_INSTRUCTION_CHARS],
             user_id=user_id,
-            is_admin=True,
         )
         return await request(
             ctx.broker,

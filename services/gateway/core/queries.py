@@ -1,20 +1,13 @@
-"""Read-only views over the store: weekly topic, rankings, sources, diagnostics, graph, home."""
+"""Read-only views over the store: running sources, diagnostics, a topic's neighbourhood."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from services.gateway.core.models import (
-    Diagnostics,
-    GraphView,
-    HomeData,
-    Leaderboards,
-    WeeklyTopic,
-)
+from services.gateway.core.models import Diagnostics, GraphView
 from shared.errors import BadInputError, NotFoundError
 from shared.kb import fold_text
-from shared.kb.weekly import weekly_topic
-from shared.store import Source, Store, Topic, iso_week
+from shared.store import Source, Store, Topic
 
 RUNNING = ("pending", "processing")
 
@@ -24,34 +17,6 @@ def week_start(now: datetime | None = None) -> datetime:
     now = (now or datetime.now(UTC)).astimezone(UTC)
     monday = now - timedelta(days=now.isoweekday() - 1)
     return monday.replace(hour=0, minute=0, second=0, microsecond=0)
-
-
-async def find_weekly_topic(
-    store: Store, *, user_id: str, week: str | None = None
-) -> WeeklyTopic | None:
-    """This week's topic of a user (curriculum first, else the stable weighted draw)."""
-    week = week or iso_week()
-    topics = await store.topics.list()
-    chosen = weekly_topic(
-        user_id=user_id,
-        week=week,
-        topics=topics,
-        curriculum_topic=await store.curriculum.get(week),
-    )
-    if chosen is None:
-        return None
-    label = next((t.label for t in topics if t.id == chosen), chosen)
-    return WeeklyTopic(week=week, topic_id=chosen, label=label)
-
-
-async def leaderboards(store: Store, *, limit: int = 10, week: str | None = None) -> Leaderboards:
-    """The weekly and all-time top `limit`."""
-    week = week or iso_week()
-    return Leaderboards(
-        week=week,
-        weekly=await store.scores.leaderboard(week=week, limit=limit),
-        all_time=await store.scores.leaderboard(week=None, limit=limit),
-    )
 
 
 async def running_sources(store: Store) -> list[Source]:
@@ -112,18 +77,3 @@ async def graph_view(store: Store, query: str, *, limit: int = 40) -> GraphView:
         if other is not None:
             neighbours.append((r.type, outgoing, other))
     return GraphView(topic=topic, neighbours=neighbours)
-
-
-async def home_data(store: Store, *, user_id: str, admin: bool) -> HomeData:
-    """What App Home shows this user."""
-    week = iso_week()
-    score = await store.scores.get(user_id, week)
-    return HomeData(
-        weekly=await find_weekly_topic(store, user_id=user_id, week=week),
-        attempt=await store.quiz_attempts.get_active_attempt(user_id),
-        week_points=score.points if score else 0,
-        leaderboards=await leaderboards(store, limit=5, week=week),
-        pending=await store.suggestions.list(status="pending", limit=10) if admin else None,
-        running=await running_sources(store) if admin else None,
-        week_cost_usd=(await diagnostics(store, recent=0)).week_cost_usd if admin else None,
-    )

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from services.gateway.core import queries
 from services.gateway.core.context import CoreContext, new_request_id
 from services.gateway.core.models import Leaderboards
+from services.gateway.core.week import leaderboards
 from shared.bus import QuizAnswered, QuizRequested, derived_event_id
 from shared.errors import BadInputError
 from shared.store import QuizAttempt, iso_week
@@ -50,7 +50,7 @@ def progress(index: int, count: int) -> str:
 
 
 class QuizCalls:
-    """Quiz requests and answers over the bus; rankings from the store."""
+    """Quiz requests, answers and rankings over the bus."""
 
     def __init__(self, ctx: CoreContext) -> None:
         self.ctx = ctx
@@ -109,4 +109,4 @@ class QuizCalls:
 
     async def leaderboards(self, *, limit: int = 10) -> Leaderboards:
         """Weekly and all-time rankings."""
-        return await queries.leaderboards(self.ctx.store, limit=limit)
+        return await leaderboards(self.ctx, limit=limit)

@@ -5,10 +5,12 @@ from __future__ import annotations
 from services.gateway.core import queries
 from services.gateway.core.context import CoreContext
 from services.gateway.core.models import Diagnostics, GraphView, HomeData
+from services.gateway.core.week import leaderboards, quiz_status, weekly_topic_of
+from shared.store import iso_week
 
 
 class ReadCalls:
-    """Views over the store that every surface renders."""
+    """Views over the store and the quiz service that every surface renders."""
 
     def __init__(self, ctx: CoreContext) -> None:
         self.ctx = ctx
@@ -24,6 +26,22 @@ class ReadCalls:
 
     async def home(self, *, user_id: str) -> HomeData:
         """App Home for a user (admin sections only for admins)."""
-        return await queries.home_data(
-            self.ctx.store, user_id=user_id, admin=self.ctx.is_admin(user_id)
+        ctx, store, admin = self.ctx, self.ctx.store, self.ctx.is_admin(user_id)
+        week = iso_week()
+        status = await quiz_status(ctx, user_id=user_id, week=week)
+        score = await store.scores.get(user_id, week)
+        # The quiz service decides whether one runs; the attempt row only shows its progress.
+        attempt = (
+            await store.quiz_attempts.get_active_attempt(user_id) if status.quiz_active else None
+        )
+        return HomeData(
+            weekly=weekly_topic_of(status),
+            attempt=attempt,
+            week_points=score.points if score else 0,
+            leaderboards=await leaderboards(ctx, limit=5, week=week),
+            pending=await store.suggestions.list(status="pending", limit=10) if admin else None,
+            running=await queries.running_sources(store) if admin else None,
+            week_cost_usd=(await queries.diagnostics(store, recent=0)).week_cost_usd
+            if admin
+            else None,
         )

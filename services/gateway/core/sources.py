@@ -2,23 +2,30 @@
 
 from __future__ import annotations
 
-import hashlib
-import secrets
+import uuid
 
 from services.gateway.core.context import CoreContext
 from services.gateway.core.models import IngestResult
 from services.gateway.core.uploads import check_text
-from shared.bus import SourceCancelled, SourceUploaded, derived_event_id, request
+from shared.bus import SourceCancelled, request
 from shared.bus.extractor_rpc import (
+    REGISTER_UPLOAD_SUBJECT,
     SYNC_HANDBOOK_SUBJECT,
     HandbookSyncReply,
     HandbookSyncRequest,
+    RegisterUploadReply,
+    RegisterUploadRequest,
 )
-from shared.errors import BadInputError, BusError, NotFoundError, R42Error
+from shared.errors import BadInputError, BusError, NotFoundError
 from shared.store import Source
 
 CANCELLABLE = frozenset({"pending", "processing"})
 SYNC_TIMEOUT_S = 900.0
+REGISTER_TIMEOUT_S = 60.0
+NOT_REGISTERED = (
+    "de bron kan nu niet worden ingelezen (geen extractor beantwoordt "
+    f"{REGISTER_UPLOAD_SUBJECT}); probeer het later opnieuw"
+)
 NOT_SERVED = (
     "de handbook-synchronisatie is nu niet beschikbaar (geen extractor beantwoordt "
     f"{SYNC_HANDBOOK_SUBJECT}); start hem met `r42 sync-handbook`"
@@ -40,7 +47,7 @@ class SourceCalls:
         return await self.ctx.store.sources.get(source_id)
 
     async def ingest_text(self, *, name: str, text: str, user_id: str) -> IngestResult:
-        """Store a source's text and announce it (source.uploaded); admins only."""
+        """Register a text with the extractor (rpc.extractor.register_upload); admins only."""
         self.ctx.require_admin(user_id, "bronnen toevoegen")
         name = " ".join(name.split())[:200]
         if not name:
@@ -49,38 +56,30 @@ class SourceCalls:
         text = check_text(
             text.encode("utf-8"), max_bytes=self.ctx.settings.max_upload_bytes, name="tekst.md"
         )
-        data = text.encode("utf-8")
-        sha = hashlib.sha256(data).hexdigest()
-        for earlier in await self.ctx.store.sources.find_by_sha256(sha):
-            if earlier.status in ("pending", "processing", "completed"):
-                return IngestResult(source=earlier, duplicate=True)
-        source_id = f"src-{sha[:12]}-{secrets.token_hex(3)}"
-        # Text first: a source row never points at missing text.
-        await self.ctx.store.source_texts.put(source_id, text)
-        source = await self.ctx.store.sources.create(
-            Source(id=source_id, name=name, sha256=sha, who=user_id)
-        )
+        store = self.ctx.store
+        # Staged first: a text can exceed a NATS message, the extractor reads it from here.
+        text_ref = f"staged-{uuid.uuid4().hex}"
+        await store.source_texts.put(text_ref, text)
         try:
-            await self.ctx.publish(
-                SourceUploaded(
-                    # Derived from the source: a re-publish is deduplicated by JetStream.
-                    event_id=derived_event_id(SourceUploaded.SUBJECT, source_id),
-                    actor=user_id,
-                    source_id=source_id,
-                    name=name,
-                    sha256=sha,
-                    text_ref=source_id,
-                    size=len(data),
-                    uploaded_by=user_id,
-                )
+            reply = await request(
+                self.ctx.broker,
+                REGISTER_UPLOAD_SUBJECT,
+                RegisterUploadRequest(name=name, text_ref=text_ref, uploaded_by=user_id),
+                response_model=RegisterUploadReply,
+                timeout=REGISTER_TIMEOUT_S,
+                namespace=self.ctx.namespace,
             )
-        except R42Error as exc:
-            # Without the event nobody would ever extract it: say so on the source.
-            await self.ctx.store.sources.set_status(
-                source_id, "failed", error=f"not announced: {exc}"
-            )
+        except BusError as exc:
+            if "no service is answering" in str(exc):
+                raise BusError(NOT_REGISTERED) from None
             raise
-        return IngestResult(source=source)
+        finally:
+            # The extractor drops the staging once registered; never leave it behind on an error.
+            await store.source_texts.delete(text_ref)
+        source = await store.sources.get(reply.source_id)
+        if source is None:
+            raise NotFoundError(f"bron {reply.source_id} is verdwenen")
+        return IngestResult(source=source, duplicate=reply.duplicate)
 
     async def cancel(self, *, source_id: str, user_id: str) -> Source:
         """Ask the extractor to stop a running source; admins only."""
@@ -101,7 +100,7 @@ class SourceCalls:
             return await request(
                 ctx.broker,
                 SYNC_HANDBOOK_SUBJECT,
-                HandbookSyncRequest(user_id=user_id, is_admin=True),
+                HandbookSyncRequest(user_id=user_id),
                 response_model=HandbookSyncReply,
                 timeout=SYNC_TIMEOUT_S,
                 namespace=ctx.namespace,

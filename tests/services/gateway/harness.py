@@ -17,12 +17,27 @@ import aiohttp
 import nats
 from slack_sdk.signature import SignatureVerifier
 
+from services.extractor.uploads import register_staged
 from services.gateway.app import GatewayDeps, build
 from services.gateway.slack.dedupe import bucket_name
 from services.gateway.slack.gateway import SlackGateway
 from services.gateway.slack.http import SlackHttpServer
 from services.gateway.slack.service import Mode
+from services.quiz.week import answer_leaderboard, answer_status
 from shared.bus import STREAMS, Event, parse_event
+from shared.bus.extractor_rpc import (
+    REGISTER_UPLOAD_SUBJECT,
+    RegisterUploadReply,
+    RegisterUploadRequest,
+)
+from shared.bus.quiz_rpc import (
+    LEADERBOARD_SUBJECT,
+    QUIZ_STATUS_SUBJECT,
+    LeaderboardReply,
+    LeaderboardRequest,
+    QuizStatusReply,
+    QuizStatusRequest,
+)
 from shared.bus.subjects import ns_stream, ns_subject
 from shared.config import Settings, build_settings
 from shared.runtime.service import (
@@ -237,9 +252,46 @@ async def start_gateway(settings: Settings, *, fake: FakeSlack, namespace: str) 
     assert isinstance(server, SlackHttpServer)
     http = aiohttp.ClientSession()
     ctx.closers.insert(0, http.close)
+    owners = await start_owners(settings, namespace=namespace)
     return Gateway(
-        ctx=ctx, url=f"http://127.0.0.1:{server.port}/slack/events", fake=fake, http=http
+        ctx=ctx,
+        url=f"http://127.0.0.1:{server.port}/slack/events",
+        fake=fake,
+        http=http,
+        others=[owners],
     )
+
+
+def build_owners(ctx: ServiceContext) -> ServiceSpec[None]:
+    """The quiz and extractor rpcs the gateway asks, served by those services' own functions."""
+
+    async def status(req: QuizStatusRequest) -> QuizStatusReply:
+        return await answer_status(req, store=ctx.store)
+
+    async def board(req: LeaderboardRequest) -> LeaderboardReply:
+        return await answer_leaderboard(req, store=ctx.store)
+
+    async def publish(event: Event) -> None:
+        await ctx.publish(event)
+
+    async def register(req: RegisterUploadRequest) -> RegisterUploadReply:
+        return await register_staged(
+            ctx.store, req, max_bytes=ctx.settings.max_upload_bytes, publish=publish
+        )
+
+    return ServiceSpec(
+        deps=None,
+        rpc=[
+            Rpc(QUIZ_STATUS_SUBJECT, QuizStatusRequest, status),
+            Rpc(LEADERBOARD_SUBJECT, LeaderboardRequest, board),
+            Rpc(REGISTER_UPLOAD_SUBJECT, RegisterUploadRequest, register),
+        ],
+    )
+
+
+async def start_owners(settings: Settings, *, namespace: str) -> ServiceContext:
+    """The rule owners' rpcs (quiz week and leaderboard, upload registration) on the test bus."""
+    return await start_service("owners", build=build_owners, settings=settings, namespace=namespace)
 
 
 def gateway_deps(ctx: ServiceContext) -> GatewayDeps:

@@ -283,6 +283,5 @@ async def test_learn_slides_infographic_and_refine(
         await fake_slack.wait_for("chat.postMessage", where=lambda c: "verfijnd" in text_of(c))
     )[0]
     assert "replace_sentence s1" in text_of(note)
-    assert [(r.topic, r.instruction, r.user_id, r.is_admin) for r in refines] == [
-        ("verlof", "Korter", ADMIN, True)
-    ]
+    assert [(r.topic, r.instruction, r.user_id) for r in refines] == [("verlof", "Korter", ADMIN)]
+    assert all(r.is_admin is False for r in refines)

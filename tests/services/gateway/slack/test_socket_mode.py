@@ -16,7 +16,13 @@ from shared.runtime.service import ServiceContext, start_service
 from tests.fakes.fixtures import FAKE_SLACK_APP_TOKEN
 from tests.fakes.slack_server import FakeSlack
 from tests.services.gateway.conftest import R42Stub
-from tests.services.gateway.harness import USER, gateway_deps, gateway_settings, stop_all
+from tests.services.gateway.harness import (
+    USER,
+    gateway_deps,
+    gateway_settings,
+    start_owners,
+    stop_all,
+)
 
 
 @pytest.fixture
@@ -33,10 +39,11 @@ async def socket_gateway(
         settings=settings,
         namespace=f"s{unique}",
     )
+    owners = await start_owners(settings, namespace=ctx.namespace)
     try:
         yield ctx
     finally:
-        await stop_all(ctx)
+        await stop_all(owners, ctx)
 
 
 async def acked(fake: FakeSlack, envelope_id: str) -> dict:

@@ -32,7 +32,7 @@ from shared.config import build_settings
 from shared.runtime.service import ServiceContext, start_service
 from tests.fakes.bot_connector import FakeBotConnector
 from tests.services.gateway.conftest import R42Stub
-from tests.services.gateway.harness import stop_all
+from tests.services.gateway.harness import start_owners, stop_all
 from tests.services.gateway.teams.activities import ADMIN_AAD, personal_conversation
 from tests.services.gateway.teams.card_schema import assert_valid_card
 
@@ -112,6 +112,7 @@ async def teams(teams_env: None, connector: FakeBotConnector, unique: str) -> As
         namespace=f"t{unique}",
     )
     server = ctx.extras[SERVER_KEY]
+    owners = await start_owners(settings, namespace=ctx.namespace)
     http = aiohttp.ClientSession()
     ctx.closers.insert(0, http.close)
     try:
@@ -122,7 +123,7 @@ async def teams(teams_env: None, connector: FakeBotConnector, unique: str) -> As
             http=http,
         )
     finally:
-        await stop_all(ctx)
+        await stop_all(owners, ctx)
 
 
 @pytest.fixture
