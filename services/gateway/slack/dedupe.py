@@ -1,59 +1,15 @@
-"""Slack retry dedupe: a bounded TTL set per process plus a NATS KV claim across replicas.
-
-Slack re-sends an event (X-Slack-Retry-Num) when the first delivery was not acked in time
-— sometimes while we are still working on it, sometimes to another replica. The first
-process to `create` the key in the shared KV bucket owns the event; everyone else drops
-it. Keys expire with the bucket's max age, well after Slack's last retry.
-"""
+"""Slack retry dedupe: the gateway's claims bucket (the mechanism lives in core.claims)."""
 
 from __future__ import annotations
 
-import hashlib
-import logging
-import time
-from collections import OrderedDict
-from collections.abc import Callable
-
-import nats.js.errors
 from faststream.nats import NatsBroker
-from nats.js.api import KeyValueConfig, StorageType
 from nats.js.kv import KeyValue
 
-from shared.bus import jetstream
+from services.gateway.core.claims import CLAIM_TTL_S, Deduper, TtlSet
+from services.gateway.core.claims import open_claims as open_bucket
 from shared.bus.subjects import validate_namespace
 
-log = logging.getLogger(__name__)
-
-CLAIM_TTL_S = 3600.0
-"""Slack retries within minutes; an hour covers it with margin."""
-
-
-class TtlSet:
-    """A bounded set whose members expire after `ttl` seconds (oldest evicted first)."""
-
-    def __init__(
-        self, *, ttl: float, max_items: int = 20_000, clock: Callable[[], float] = time.monotonic
-    ) -> None:
-        self._ttl = ttl
-        self._max = max_items
-        self._clock = clock
-        self._items: OrderedDict[str, float] = OrderedDict()
-
-    def add(self, key: str) -> bool:
-        """Add a key; False when it was already present and not expired."""
-        now = self._clock()
-        while self._items:
-            _, expires = next(iter(self._items.items()))
-            if expires > now and len(self._items) < self._max:
-                break
-            self._items.popitem(last=False)
-        if key in self._items:
-            return False
-        self._items[key] = now + self._ttl
-        return True
-
-    def __len__(self) -> int:
-        return len(self._items)
+__all__ = ["CLAIM_TTL_S", "Deduper", "TtlSet", "bucket_name", "open_claims"]
 
 
 def bucket_name(namespace: str = "") -> str:
@@ -63,41 +19,5 @@ def bucket_name(namespace: str = "") -> str:
 
 
 async def open_claims(broker: NatsBroker, *, namespace: str = "") -> KeyValue:
-    """Bind (or create) the shared claims bucket."""
-    js = jetstream(broker)
-    bucket = bucket_name(namespace)
-    try:
-        return await js.key_value(bucket)
-    except nats.js.errors.BucketNotFoundError:
-        pass
-    try:
-        return await js.create_key_value(
-            KeyValueConfig(bucket=bucket, history=1, ttl=CLAIM_TTL_S, storage=StorageType.FILE)
-        )
-    except nats.js.errors.BadRequestError:
-        return await js.key_value(bucket)  # another replica created it first
-
-
-class Deduper:
-    """claim(key) is True exactly once per key across this process and every replica."""
-
-    def __init__(self, *, kv: KeyValue | None = None, ttl: float = CLAIM_TTL_S) -> None:
-        self._local = TtlSet(ttl=ttl)
-        self._kv = kv
-
-    async def claim(self, key: str) -> bool:
-        """Whether the caller is the first to see `key` (and must handle it)."""
-        if not key:
-            return True
-        if not self._local.add(key):
-            return False
-        if self._kv is None:
-            return True
-        digest = hashlib.sha256(key.encode()).hexdigest()[:40]
-        try:
-            await self._kv.create(digest, b"1")
-        except nats.js.errors.KeyWrongLastSequenceError:
-            return False  # another replica claimed it
-        except Exception as exc:  # the bus is down: answering twice beats never answering
-            log.warning("dedupe claim for %s not shared (%s); handling it here", digest[:12], exc)
-        return True
+    """Bind (or create) the shared Slack claims bucket."""
+    return await open_bucket(broker, bucket=bucket_name(namespace))
