@@ -30,6 +30,21 @@ def derived_event_id(*parts: str) -> str:
     return str(uuid.uuid5(_DERIVED_ID_NAMESPACE, "\x1f".join(parts)))
 
 
+def _wire_schema(schema: dict[str, Any]) -> None:
+    """The published schema says what `parse_event` enforces on the wire, not the defaults a
+    Python producer gets: `event_id` (a UUID) and `schema_version` must be sent."""
+    props = schema.get("properties", {})
+    if "event_id" in props:
+        props["event_id"]["format"] = "uuid"
+    required = schema.setdefault("required", [])
+    for name in ("event_id", "schema_version"):
+        if name in props and name not in required:
+            required.insert(0, name)
+    if "schema_version" in props:
+        props["schema_version"].pop("default", None)
+        props["schema_version"]["description"] = "Payload schema version (required on the wire)."
+
+
 class Payload(BaseModel):
     """Base of nested payload objects: immutable, unknown fields rejected."""
 
@@ -39,7 +54,7 @@ class Payload(BaseModel):
 class Event(BaseModel):
     """Envelope fields shared by every event; subclasses add the payload of one subject."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra=_wire_schema)
 
     SUBJECT: ClassVar[str] = ""
     """The logical subject (without namespace) this model is published on."""
