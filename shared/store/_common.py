@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from datetime import UTC, datetime, timedelta
@@ -79,21 +78,6 @@ def describe_validation(exc: ValidationError) -> str:
             message = f"{error['input']!r} {_KEBAB_HINT}"
         parts.append(f"{where}: {message}" if where else message)
     return "; ".join(parts)
-
-
-def json_value(value: Any) -> str:
-    """Serialise a settings value as compact JSON, rejecting what JSON cannot hold."""
-    try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise BadInputError(f"setting values must be JSON-serialisable: {exc}") from exc
-
-
-def check_setting_key(key: str) -> str:
-    """A settings key must be a non-empty string."""
-    if not isinstance(key, str) or not key.strip():
-        raise BadInputError("a setting key must be a non-empty string")
-    return key
 
 
 def need(value: str, message: str) -> str:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from shared.errors import StoreError
 from shared.store._common import normalise_question_key, utcnow
 from shared.store.sqlite.db import dumps, to_text
+from shared.store.sqlite.migrate_records import move_records
 from shared.store.sqlite.migrate_state import move_settings, provenance_tables, state_tables
 
 _BASE_SCHEMA = """
@@ -234,6 +235,12 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "settings rows move into their own tables", move_settings),
     Migration(7, "assertions, topic curation, change log; topics by updated_at", provenance_tables),
     Migration(8, "chat turns table; settings turn rows move into it", move_settings),
+    Migration(
+        9,
+        "held changes, handbook trees, kb version, current sources, conversation refs; "
+        "the last settings rows move into them and settings is dropped",
+        move_records,
+    ),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 
