@@ -41,7 +41,6 @@ from shared.bus.quiz_rpc import (
 from shared.bus.subjects import ns_stream, ns_subject
 from shared.config import Settings, build_settings
 from shared.runtime.service import (
-    Register,
     Rpc,
     ServiceContext,
     ServiceSpec,
@@ -307,22 +306,8 @@ async def start_stub(
     namespace: str,
     subscriptions: Sequence[Subscription] = (),
     rpc: Sequence[Rpc] = (),
-    register: Register | None = None,
-    on_started: Register | None = None,
 ) -> ServiceContext:
-    """A stand-in service on the real bus (for services not under test).
-
-    `register` / `on_started` are the host's legacy hooks, still used by the Teams tests.
-    """
-    if register is not None or on_started is not None:
-
-        async def nothing(_ctx: ServiceContext) -> None:
-            return None
-
-        return await start_service(
-            name, register=register or nothing, on_started=on_started, settings=settings,
-            namespace=namespace,
-        )  # fmt: skip
+    """A stand-in service on the real bus (for services not under test)."""
 
     def build_stub(_ctx: ServiceContext) -> ServiceSpec[None]:
         return ServiceSpec(deps=None, subscriptions=subscriptions, rpc=rpc)
