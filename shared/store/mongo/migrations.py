@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from shared.errors import StoreError
 from shared.store._common import normalise_question_key, utcnow
+from shared.store.mongo.audit import audit_indexes
 from shared.store.mongo.client import DuplicateKeyError, MongoDb
 from shared.store.mongo.migrate_records import move_records
 from shared.store.mongo.migrate_state import move_settings, state_indexes
@@ -98,6 +99,7 @@ MIGRATIONS: tuple[MongoMigration, ...] = (
         "the last settings documents move into their collections; settings dropped",
         move_records,
     ),
+    MongoMigration(10, "audit trail of admin actions", audit_indexes),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

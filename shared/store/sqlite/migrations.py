@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from shared.errors import StoreError
 from shared.store._common import normalise_question_key, utcnow
+from shared.store.sqlite.audit import audit_table
 from shared.store.sqlite.db import dumps, to_text
 from shared.store.sqlite.migrate_records import move_records
 from shared.store.sqlite.migrate_state import move_settings, provenance_tables, state_tables
@@ -241,6 +242,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         "the last settings rows move into them and settings is dropped",
         move_records,
     ),
+    Migration(10, "audit trail of admin actions", audit_table),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 
