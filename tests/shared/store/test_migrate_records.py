@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from shared.store import RelationKey, open_store
+from shared.store.sqlite import LATEST_VERSION
 from tests.shared.store.test_migrate_settings import AT, write_store_at
 
 OKR = {"id": "okr", "label": "OKR", "type": "concept", "description": "Doelen."}
@@ -69,7 +70,7 @@ async def test_version_8_rows_read_back_through_the_typed_repositories(
     with caplog.at_level(logging.WARNING, logger="shared.store"):
         store = await open_store(f"sqlite:///{path}")
     try:
-        assert await store.schema_version() == 9
+        assert await store.schema_version() == LATEST_VERSION
         held = await store.held_changes.get("src-1:3")
         assert held is not None and held.asserter == "src-1" and held.updated_ids == ["okr"]
         assert [t.id for t in held.changes.topics_upsert] == ["okr"] and held.topics == ["okr"]
@@ -108,7 +109,7 @@ async def test_version_8_rows_read_back_through_the_typed_repositories(
     assert len(dropped) == 1 and "held:src-9:1" in dropped[0] and "mystery" in dropped[0]
     again = await open_store(f"sqlite:///{path}")  # opening again changes nothing
     try:
-        assert await again.schema_version() == 9
+        assert await again.schema_version() == LATEST_VERSION
         assert await again.kb_version.get() == "abcd1234"
     finally:
         await again.close()
