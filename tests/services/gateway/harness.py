@@ -23,6 +23,7 @@ from services.gateway.slack.dedupe import bucket_name
 from services.gateway.slack.gateway import SlackGateway
 from services.gateway.slack.http import SlackHttpServer
 from services.gateway.slack.service import Mode
+from services.quiz.stop import answer_stop
 from services.quiz.week import answer_leaderboard, answer_status
 from shared.bus import STREAMS, Event, parse_event
 from shared.bus.extractor_rpc import (
@@ -33,10 +34,13 @@ from shared.bus.extractor_rpc import (
 from shared.bus.quiz_rpc import (
     LEADERBOARD_SUBJECT,
     QUIZ_STATUS_SUBJECT,
+    QUIZ_STOP_SUBJECT,
     LeaderboardReply,
     LeaderboardRequest,
     QuizStatusReply,
     QuizStatusRequest,
+    QuizStopReply,
+    QuizStopRequest,
 )
 from shared.bus.subjects import ns_stream, ns_subject
 from shared.config import Settings, build_settings
@@ -270,6 +274,9 @@ def build_owners(ctx: ServiceContext) -> ServiceSpec[None]:
     async def board(req: LeaderboardRequest) -> LeaderboardReply:
         return await answer_leaderboard(req, store=ctx.store)
 
+    async def stop(req: QuizStopRequest) -> QuizStopReply:
+        return await answer_stop(req, store=ctx.store)
+
     async def publish(event: Event) -> None:
         await ctx.publish(event)
 
@@ -283,6 +290,7 @@ def build_owners(ctx: ServiceContext) -> ServiceSpec[None]:
         rpc=[
             Rpc(QUIZ_STATUS_SUBJECT, QuizStatusRequest, status),
             Rpc(LEADERBOARD_SUBJECT, LeaderboardRequest, board),
+            Rpc(QUIZ_STOP_SUBJECT, QuizStopRequest, stop),
             Rpc(REGISTER_UPLOAD_SUBJECT, RegisterUploadRequest, register),
         ],
     )
