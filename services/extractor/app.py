@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from services.extractor import handlers
 from services.extractor.cancel import SourceTasks
 from services.extractor.config import ExtractorSettings, build_extractor_settings
-from services.extractor.handlers import ExtractorDeps, source_failed
+from services.extractor.handlers import ExtractorDeps, delta_failed, source_failed
 from services.extractor.kb_import import answer_import
 from services.extractor.offline import offline_plans
 from services.extractor.outcomes import ACTOR
@@ -116,7 +116,8 @@ def build(
         sub(SourceCancelled, "extractor-cancel", partial(handlers.on_source_cancelled, deps),
             on_failure=source_failed),
         sub(ChunkExtracted, "extractor-merge", partial(handlers.on_chunk_extracted, deps)),
-        sub(KbDeltaDecided, "extractor-deltas", partial(handlers.on_delta_decided, deps)),
+        sub(KbDeltaDecided, "extractor-deltas", partial(handlers.on_delta_decided, deps),
+            on_failure=delta_failed),
         sub(KbDeltaProposed, "extractor-proposals", partial(handlers.on_delta_proposed, deps)),
     ]  # fmt: skip
     return ServiceSpec(

@@ -11,6 +11,7 @@ from services.gateway.slack.api import Blocks
 from services.gateway.slack.blocks import admin as ba
 from services.gateway.slack.blocks.home import home_view
 from services.gateway.slack.blocks.kit import escape, notice_blocks, section
+from services.gateway.slack.flows import reviews
 from services.gateway.slack.flows.chat import conversation_key
 from services.gateway.slack.gateway import Reply, SlackGateway
 from shared.errors import BadInputError, BusError, R42Error
@@ -48,8 +49,7 @@ async def r42_command(
             sources = await client.sources.list()
             await respond(ba.sources_blocks(sources, admin=client.is_admin(user)), "Bronnen")
         elif sub == "suggestions":
-            pending = await client.reviews.pending(user_id=user)
-            await respond(ba.suggestions_blocks(pending), "Openstaande voorstellen")
+            await respond(*await reviews.suggestions_list(gw, user=user))
         elif sub == "diagnostics":
             diag = await client.reads.diagnostics(user_id=user)
             await respond(ba.diagnostics_blocks(diag), "Diagnostiek")
