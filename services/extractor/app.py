@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from services.extractor import handlers
 from services.extractor.cancel import SourceTasks
 from services.extractor.config import ExtractorSettings, build_extractor_settings
+from services.extractor.graph_rpc import answer_analyze, answer_apply, answer_undo
 from services.extractor.handlers import ExtractorDeps, delta_failed, source_failed
 from services.extractor.kb_import import answer_import
 from services.extractor.offline import offline_plans
@@ -51,6 +52,17 @@ from shared.bus.extractor_rpc import (
     KbImportRequest,
     RegisterUploadReply,
     RegisterUploadRequest,
+)
+from shared.bus.graph_rpc import (
+    GRAPH_ANALYZE_SUBJECT,
+    GRAPH_APPLY_SUBJECT,
+    GRAPH_UNDO_SUBJECT,
+    GraphAnalyzeRequest,
+    GraphApplyReply,
+    GraphApplyRequest,
+    GraphPlanReply,
+    GraphUndoReply,
+    GraphUndoRequest,
 )
 from shared.errors import R42Error
 from shared.runtime.service import (
@@ -96,6 +108,17 @@ def build(
     async def on_sync(request: HandbookSyncRequest) -> HandbookSyncReply:
         return await answer_sync(request, deps=deps, lock=sync_lock)
 
+    analyze_lock = asyncio.Lock()
+
+    async def on_analyze(request: GraphAnalyzeRequest) -> GraphPlanReply:
+        return await answer_analyze(request, deps=deps, lock=analyze_lock)
+
+    async def on_apply(request: GraphApplyRequest) -> GraphApplyReply:
+        return await answer_apply(request, deps=deps)
+
+    async def on_undo(request: GraphUndoRequest) -> GraphUndoReply:
+        return await answer_undo(request, deps=deps)
+
     async def on_import(request: KbImportRequest) -> KbImportReply:
         return await answer_import(request, store=deps.store, publish=deps.publish)
 
@@ -128,6 +151,9 @@ def build(
             Rpc(SYNC_HANDBOOK_SUBJECT, HandbookSyncRequest, on_sync, max_concurrency=2),
             Rpc(KB_IMPORT_SUBJECT, KbImportRequest, on_import, max_concurrency=1),
             Rpc(REGISTER_UPLOAD_SUBJECT, RegisterUploadRequest, on_register, max_concurrency=4),
+            Rpc(GRAPH_ANALYZE_SUBJECT, GraphAnalyzeRequest, on_analyze, max_concurrency=1),
+            Rpc(GRAPH_APPLY_SUBJECT, GraphApplyRequest, on_apply, max_concurrency=1),
+            Rpc(GRAPH_UNDO_SUBJECT, GraphUndoRequest, on_undo, max_concurrency=1),
         ],
         on_started=[sample],
         offline_plans=offline_plans(),

@@ -9,6 +9,7 @@ from shared.store import (
     CurationRepository,
     FlagRepository,
     HandbookSyncRepository,
+    IdempotencyRepository,
     KbChangeResult,
     KbChanges,
     MergeProgressRepository,
@@ -72,6 +73,11 @@ class ExtractorStore(Protocol):
     @property
     def flags(self) -> FlagRepository:
         """Markers such as the sample handbook having been queued."""
+        ...
+
+    @property
+    def idempotency(self) -> IdempotencyRepository:
+        """Short-lived records: stored graph-analysis plans."""
         ...
 
     async def apply_kb_changes(

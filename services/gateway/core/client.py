@@ -10,6 +10,7 @@ from collections.abc import Iterable
 
 from faststream.nats import NatsBroker
 
+from services.gateway.core.analysis import AnalysisCalls
 from services.gateway.core.chat import ChatCalls
 from services.gateway.core.context import CoreContext
 from services.gateway.core.feedback import FeedbackCalls
@@ -52,6 +53,7 @@ class GatewayClient:
         self.sources = SourceCalls(self.ctx)
         self.reviews = ReviewCalls(self.ctx)
         self.reads = ReadCalls(self.ctx)
+        self.analysis = AnalysisCalls(self.ctx)
 
     @property
     def settings(self) -> Settings:
