@@ -134,3 +134,13 @@ async def test_analyze_apply_selected_then_undo(stack: Stack, fake_slack: FakeSl
     undone = (await fake_slack.wait_for("chat.update", 2))[1]
     assert "Ongedaan gemaakt" in text_of(undone)
     assert {"team-lead", "teamlead", "hr-portal", "hr-portaal"} <= await store.topics.ids()
+
+    trail = [(e.actor, e.action, e.allowed) for e in reversed(await store.audit.latest())]
+    assert trail == [
+        (USER, "graph.analyze", False),
+        (ADMIN, "graph.analyze", True),
+        (USER, "graph.apply", False),
+        (ADMIN, "graph.apply", True),
+        (ADMIN, "graph.apply", True),  # the stale second apply: allowed, and it failed
+        (ADMIN, "graph.undo", True),
+    ]

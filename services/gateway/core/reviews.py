@@ -8,11 +8,12 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Literal
 
+from services.gateway.core.audit import audit
 from services.gateway.core.context import CoreContext
 from services.gateway.core.models import SuggestionDecision
 from services.gateway.core.waiter import EventWaiter
 from shared.bus import KbDelta, KbDeltaApplied, KbDeltaDecided, derived_event_id
-from shared.store import Suggestion
+from shared.store import AuditSurface, Suggestion
 
 log = logging.getLogger(__name__)
 
@@ -41,17 +42,20 @@ class ReviewCalls:
         return [s for s in found if s is not None]
 
     async def decide(
-        self, *, suggestion_id: str, user_id: str, approve: bool
+        self, *, suggestion_id: str, user_id: str, approve: bool, surface: AuditSurface
     ) -> SuggestionDecision:
         """Approve / Reject (admins only): publish kb.delta.decided for the extractor to apply.
 
         The extractor, the graph's one writer, applies it, marks the suggestion decided and
         reports kb.delta.applied. The event id is derived from the suggestion, so when two
         admins click at once JetStream keeps the first decision and reports the second as a
-        duplicate.
+        duplicate. Every decision, and every refused attempt, is audited.
         """
+        action = "suggestion.approve" if approve else "suggestion.reject"
         if not self.ctx.is_admin(user_id):
             log.warning("non-admin %s tried to decide suggestion %s", user_id, suggestion_id)
+            await audit(self.ctx, actor=user_id, action=action, target=suggestion_id,
+                        allowed=False, surface=surface, after={"outcome": "refused"})  # fmt: skip
             return SuggestionDecision(status="forbidden")
         suggestion = await self.ctx.store.suggestions.get(suggestion_id)
         if suggestion is None:
@@ -77,6 +81,9 @@ class ReviewCalls:
         if ack.duplicate:
             log.info("suggestion %s: a decision was already published", suggestion.id)
             return SuggestionDecision(status="already_decided", suggestion=suggestion)
+        await audit(self.ctx, actor=user_id, action=action, target=suggestion.id, allowed=True,
+                    surface=surface, before={"status": "pending", "delta": suggestion.delta},
+                    after={"decision": decision})  # fmt: skip
         return SuggestionDecision(
             status="decided", suggestion=suggestion, decision=decision, decided_by=user_id
         )

@@ -26,13 +26,14 @@ def _now() -> str:
 async def analyze(gw: SlackGateway, *, user: str, respond: Respond) -> None:
     """Ask for a plan (admins only) and post it in the admin's DM with R42."""
     client = gw.client
-    client.require_admin(user, "de kennisgraaf analyseren")
+    if not client.is_admin(user):  # audited as refused by the call below
+        await client.analysis.analyze(user_id=user, surface="slack")
     await respond(
         notice_blocks(":mag: De analyse loopt; het plan verschijnt zo in je DM met R42."),
         "Analyse gestart",
     )
     try:
-        plan = await client.analysis.analyze(user_id=user)
+        plan = await client.analysis.analyze(user_id=user, surface="slack")
     except Exception as exc:
         message = f":warning: De analyse mislukte: {escape(user_message(exc))}"
         await respond(notice_blocks(message), "Analyse mislukt")
@@ -47,18 +48,21 @@ async def apply_click(
     """Apply selected: the checked actions of the stored plan; the message gets an Undo."""
     keys = bz.selected_keys(state)
     try:
-        result = await gw.client.analysis.apply(user_id=user, plan_id=plan_id, keys=keys)
+        result = await gw.client.analysis.apply(
+            user_id=user, plan_id=plan_id, keys=keys, surface="slack"
+        )
     except Exception as exc:
         await reply.private(f"Niet toegepast: {user_message(exc)}")
         return
     await reply.update(bz.applied_blocks(result, by=user, at=_now()), "Plan toegepast")
 
 
-async def discard_click(gw: SlackGateway, *, user: str, reply: Reply) -> None:
+async def discard_click(gw: SlackGateway, *, user: str, plan_id: str, reply: Reply) -> None:
     """Discard: the plan is left to expire; only admins may close it."""
-    if not gw.client.is_admin(user):
-        log.warning("non-admin %s tried to discard a graph plan", user)
-        await reply.private("Alleen beheerders kunnen een plan verwerpen.")
+    try:
+        await gw.client.analysis.discard(user_id=user, plan_id=plan_id, surface="slack")
+    except Exception as exc:
+        await reply.private(f"Niet verworpen: {user_message(exc)}")
         return
     await reply.update(bz.discarded_blocks(by=user, at=_now()), "Plan verworpen")
 
@@ -66,7 +70,7 @@ async def discard_click(gw: SlackGateway, *, user: str, reply: Reply) -> None:
 async def undo_click(gw: SlackGateway, *, user: str, undo_id: str, reply: Reply) -> None:
     """Undo on the result message."""
     try:
-        result = await gw.client.analysis.undo(user_id=user, undo_id=undo_id)
+        result = await gw.client.analysis.undo(user_id=user, undo_id=undo_id, surface="slack")
     except Exception as exc:
         await reply.private(f"Niet ongedaan gemaakt: {user_message(exc)}")
         return

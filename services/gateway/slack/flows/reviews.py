@@ -92,7 +92,9 @@ async def review_click(
             await reply.update(br.suggestions_blocks(rows, lines=lines), "Voorstellen")
 
     async with reviews.outcome(suggestion_id) as outcome:
-        decision = await reviews.decide(suggestion_id=suggestion_id, user_id=user, approve=approve)
+        decision = await reviews.decide(
+            suggestion_id=suggestion_id, user_id=user, approve=approve, surface="slack"
+        )
         if decision.status == "forbidden":
             await reply.private("Alleen beheerders kunnen voorstellen beoordelen.")
             return

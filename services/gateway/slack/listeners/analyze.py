@@ -39,7 +39,10 @@ def register(app: AsyncApp, gw: SlackGateway) -> None:
         await ack()
         bg.spawn(
             analyze.discard_click(
-                gw, user=user_of(body), reply=interaction_reply(gw, body, respond)
+                gw,
+                user=user_of(body),
+                plan_id=action_value(body)[1],
+                reply=interaction_reply(gw, body, respond),
             ),
             name="plan-discard",
         )

@@ -109,6 +109,10 @@ async def test_ephemeral_list_click_updates_that_row_only(
     dm = await fake_slack.wait_for(
         "chat.postMessage", where=lambda c: c.args["channel"] == "D" + PROPOSER[1:]
     )
+    [entry] = await gateway.ctx.store.audit.latest()
+    assert (entry.actor, entry.action, entry.target, entry.allowed) == (
+        ADMIN, "suggestion.approve", clicked, True,
+    )  # fmt: skip
     number = clicked.removeprefix("sug-")
     assert f"Voorstel {number}" in blocks_text(dm[0]) and "Goedgekeurd" in blocks_text(dm[0])
 
@@ -124,6 +128,10 @@ async def test_non_admin_click_on_a_list_row_is_refused(
     await gateway.settle()
     assert tap.of(KbDeltaDecided) == []
     assert (await gateway.ctx.store.suggestions.get("sug-1")).status == "pending"
+    [entry] = await gateway.ctx.store.audit.latest()
+    assert (entry.actor, entry.action, entry.target, entry.allowed, entry.surface) == (
+        USER, "suggestion.approve", "sug-1", False, "slack",
+    )  # fmt: skip
 
 
 async def test_card_shows_the_owners_failure(
