@@ -79,13 +79,15 @@ async def analyze_and_store(
     return plan_id, plan, len(topics)
 
 
-async def stored_plan(store: ExtractorStore, plan_id: str, keys: list[str]) -> GraphPlan:
-    """The stored plan narrowed to `keys`, planned again for the graph it was made for."""
+async def stored_plan(store: ExtractorStore, plan_id: str, keys: list[str] | None) -> GraphPlan:
+    """The stored plan narrowed to `keys` (None: all), planned again for its graph."""
     record = await store.idempotency.get(PLAN_SCOPE, plan_id)
     if record is None:
         raise NotFoundError(f"plan {plan_id} is unknown or expired (plans are kept a day)")
     value: dict[str, Any] = record.value
-    actions = select_actions(GraphActions.model_validate(value["actions"]), keys)
+    actions = GraphActions.model_validate(value["actions"])
+    if keys is not None:
+        actions = select_actions(actions, keys)
     plan = plan_graph_actions(actions, await store.topics.list(), await store.relations.list())
     # The fingerprint of the graph the admin reviewed: apply refuses if it changed since.
     return dataclasses.replace(plan, fingerprint=str(value["fingerprint"]))

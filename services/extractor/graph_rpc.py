@@ -62,7 +62,8 @@ async def answer_apply(request: GraphApplyRequest, *, deps: ExtractorDeps) -> Gr
     """Apply the chosen actions of a stored plan (bounded, undoable)."""
     _require_admin(deps, request.user_id)
     try:
-        plan = await stored_plan(deps.store, request.plan_id, request.keys)
+        keys = None if request.every else request.keys
+        plan = await stored_plan(deps.store, request.plan_id, keys)
     except NotFoundError:
         raise BadInputError(
             "dit plan is onbekend of verlopen (plannen blijven een dag); analyseer opnieuw"

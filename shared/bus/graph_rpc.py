@@ -8,9 +8,9 @@ come back as error replies (bad_input) with a message for the admin.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 GRAPH_ANALYZE_SUBJECT = "rpc.extractor.graph_analyze"
 """GraphAnalyzeRequest → GraphPlanReply (the model call can take a minute)."""
@@ -54,12 +54,19 @@ class GraphPlanReply(_Model):
 
 
 class GraphApplyRequest(_Model):
-    """Apply these actions of a stored plan."""
+    """Apply these actions of a stored plan (or, with `every`, all of them)."""
 
     user_id: str = _User
     plan_id: str = _PlanId
-    keys: list[str] = Field(min_length=1, max_length=600)
+    keys: list[str] = Field(default_factory=list, max_length=600)
+    every: bool = False
     max_deletions: int | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _chosen(self) -> Self:
+        if not self.keys and not self.every:
+            raise ValueError("choose at least one action (keys) or every action")
+        return self
 
 
 class GraphApplyReply(_Model):
