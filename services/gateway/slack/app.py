@@ -13,6 +13,7 @@ from services.gateway.slack.listeners import (
     analyze,
     assistant,
     chat,
+    curriculum,
     fallbacks,
     learn,
     quiz,
@@ -31,7 +32,7 @@ def build_app(
         logger=logging.getLogger("services.gateway.bolt"),
     )
     assistant.register(app, gw)  # middleware: takes DM thread messages before `message`
-    for feature in (chat, learn, quiz, admin, analyze):
+    for feature in (chat, learn, quiz, admin, analyze, curriculum):
         feature.register(app, gw)
     fallbacks.register(app)  # last: Bolt runs the first listener that matches
     return app

@@ -29,6 +29,10 @@ PLAN_APPLY = "r42_plan_apply"
 PLAN_DISCARD = "r42_plan_discard"
 PLAN_UNDO = "r42_plan_undo"
 
+CURRICULUM_EDIT = "r42_curriculum_edit"
+CURRICULUM_CLEAR = "r42_curriculum_clear"
+CURRICULUM_VIEW = "r42_curriculum"
+
 CLEAR_CONFIRM = "r42_clear_confirm"
 CLEAR_CANCEL = "r42_clear_cancel"
 
