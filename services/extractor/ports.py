@@ -10,6 +10,7 @@ from shared.store import (
     CurationRepository,
     FlagRepository,
     HandbookSyncRepository,
+    IdempotencyRepository,
     KbChangeResult,
     KbChanges,
     MergeProgressRepository,
@@ -78,6 +79,11 @@ class ExtractorStore(Protocol):
     @property
     def audit(self) -> AuditRepository:
         """Admin actions on the graph, refusals included."""
+        ...
+
+    @property
+    def idempotency(self) -> IdempotencyRepository:
+        """Short-lived records: stored graph-analysis plans."""
         ...
 
     async def apply_kb_changes(
