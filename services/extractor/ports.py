@@ -14,6 +14,7 @@ from shared.store import (
     HandbookSyncRepository,
     HandbookTreeRepository,
     HeldChangeRepository,
+    IdempotencyRepository,
     KbChangeResult,
     KbChanges,
     KbVersionRepository,
@@ -108,6 +109,11 @@ class ExtractorStore(Protocol):
     @property
     def audit(self) -> AuditRepository:
         """Admin actions on the graph, refusals included."""
+        ...
+
+    @property
+    def idempotency(self) -> IdempotencyRepository:
+        """Short-lived records: stored graph-analysis plans."""
         ...
 
     async def apply_kb_changes(
