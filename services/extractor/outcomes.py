@@ -43,9 +43,11 @@ async def add_progress(
 ) -> dict[str, Any]:
     """Add one merged chunk's counts to the source's running counts (atomically)."""
     progress = await store.merge_progress.add(
-        source_id, changed_ids=changed_ids, max_changed_ids=MAX_CHANGED_IDS,
+        source_id,
+        changed_ids=changed_ids,
+        max_changed_ids=MAX_CHANGED_IDS,
         **{name: int(increments.get(name, 0)) for name in _COUNTS},
-    )  # fmt: skip
+    )
     return progress.model_dump(include={*_COUNTS, "changed_ids"})
 
 
@@ -157,13 +159,20 @@ async def finish_if_done(
     )
     if _has_changes(progress) or retraction.removed_ids:
         await publish_kb_updated(
-            store, publish, changed_ids=progress["changed_ids"],
+            store,
+            publish,
+            changed_ids=progress["changed_ids"],
             removed_ids=retraction.removed_ids,
-            reason=f"source {source.name} extracted", key=("source", source_id),
-        )  # fmt: skip
+            reason=f"source {source.name} extracted",
+            key=("source", source_id),
+        )
     if moved:
-        log.info("source %s (%s) completed: %s", source_id, source.name,
-                 {name: progress[name] for name in _COUNTS})  # fmt: skip
+        log.info(
+            "source %s (%s) completed: %s",
+            source_id,
+            source.name,
+            {name: progress[name] for name in _COUNTS},
+        )
     return moved
 
 
@@ -210,8 +219,10 @@ async def _kb_updated_for_partial(
     progress = await read_progress(store, source_id)
     if _has_changes(progress) or retraction.removed_ids:
         await publish_kb_updated(
-            store, publish, changed_ids=progress["changed_ids"],
+            store,
+            publish,
+            changed_ids=progress["changed_ids"],
             removed_ids=retraction.removed_ids,
             reason=f"source {source_id} {how} after partial extraction",
             key=("source", source_id, how),
-        )  # fmt: skip
+        )

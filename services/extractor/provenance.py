@@ -58,9 +58,11 @@ class Retraction:
 
 
 def asserted_by_result(
-    plan: MergePlan, existing: Iterable[str], topics: Iterable[object],
+    plan: MergePlan,
+    existing: Iterable[str],
+    topics: Iterable[object],
     relations: Iterable[object],
-) -> Assertions:  # fmt: skip
+) -> Assertions:
     """What one extraction result asserts once merged: its topics (re-coined ids mapped to
     the stored ones) and its valid relations between topics that exist."""
     present = {t.id for t in plan.topics} | set(existing)
@@ -115,8 +117,10 @@ def _rows(
     asserter: str, topics: Iterable[str], relations: Iterable[RelKey], *, version: str = ""
 ) -> list[Assertion]:
     rows = [Assertion(source_id=asserter, topic_id=t, version=version) for t in sorted(topics)]
-    rows += [Assertion(source_id=asserter, relation=relation_key(k), version=version)
-             for k in sorted(relations)]  # fmt: skip
+    rows += [
+        Assertion(source_id=asserter, relation=relation_key(k), version=version)
+        for k in sorted(relations)
+    ]
     return rows
 
 
@@ -138,8 +142,9 @@ async def replace_assertions(
     rows = _rows(asserter, topics, relations, version=version)
     if rows:
         await store.provenance.record(rows, skip_missing=True)
-    return await _settle(store, asserter, await store.provenance.retract(
-        asserter, except_version=version))  # fmt: skip
+    return await _settle(
+        store, asserter, await store.provenance.retract(asserter, except_version=version)
+    )
 
 
 async def retract_all(store: ExtractorStore, asserter: str) -> Retraction:
@@ -177,14 +182,21 @@ async def _settle(store: ExtractorStore, asserter: str, retracted: Retracted) ->
     changes = KbChanges(
         topics_upsert=flagged,
         topics_delete=result.topics_deleted,
-        relations_delete=[k for k in retracted.orphan_relations
-                          if k.source not in deleted and k.target not in deleted],
-    )  # fmt: skip
+        relations_delete=[
+            k
+            for k in retracted.orphan_relations
+            if k.source not in deleted and k.target not in deleted
+        ],
+    )
     if not changes.empty:
         await store.apply_kb_changes(changes)
     result.relations_deleted = orphan_relations
     result.flagged = [t.id for t in flagged]
     if result.topics_deleted or result.flagged:
-        log.info("retracted %s: %d topic(s) removed, %d flagged for review", asserter,
-                 len(result.topics_deleted), len(result.flagged))  # fmt: skip
+        log.info(
+            "retracted %s: %d topic(s) removed, %d flagged for review",
+            asserter,
+            len(result.topics_deleted),
+            len(result.flagged),
+        )
     return result

@@ -32,30 +32,47 @@ class HeldChange:
 
 
 async def hold_if_over_bound(
-    store: ExtractorStore, *, key: str, asserter: str, updated_ids: list[str], changes: KbChanges,
-    asserted: Assertions, reason: str,
-) -> bool:  # fmt: skip
+    store: ExtractorStore,
+    *,
+    key: str,
+    asserter: str,
+    updated_ids: list[str],
+    changes: KbChanges,
+    asserted: Assertions,
+    reason: str,
+) -> bool:
     """Store the change as held (True) when it rewrites more existing topics than the bound."""
     if len(updated_ids) <= BOUND_FLOOR:  # under every bound: no count needed
         return False
     size = (await store.topics.counts()).total
     if len(updated_ids) <= bulk_bound(size):
         return False
-    await store.held_changes.put(HeldRecord(
-        key=key, asserter=asserter, reason=reason, updated_ids=sorted(updated_ids),
-        changes=changes, topics=sorted(asserted.topics),
-        relations=[relation_key(k) for k in sorted(asserted.relations)],
-    ))  # fmt: skip
+    await store.held_changes.put(
+        HeldRecord(
+            key=key,
+            asserter=asserter,
+            reason=reason,
+            updated_ids=sorted(updated_ids),
+            changes=changes,
+            topics=sorted(asserted.topics),
+            relations=[relation_key(k) for k in sorted(asserted.relations)],
+        )
+    )
     return True
 
 
 async def held_changes(store: ExtractorStore) -> list[HeldChange]:
     """Every held extraction, by key."""
     return [
-        HeldChange(h.key, h.asserter, h.reason, h.updated_ids,
-                   h.created_at.isoformat(timespec="seconds") if h.created_at else "")
+        HeldChange(
+            h.key,
+            h.asserter,
+            h.reason,
+            h.updated_ids,
+            h.created_at.isoformat(timespec="seconds") if h.created_at else "",
+        )
         for h in await store.held_changes.list()
-    ]  # fmt: skip
+    ]
 
 
 async def _take(store: ExtractorStore, key: str) -> HeldRecord:
@@ -70,13 +87,17 @@ async def release(store: ExtractorStore, key: str, *, publish: Publish | None) -
     held = await _take(store, key)
     undo_id = await record_before_image(store, held.changes, reason=f"release held {key}")
     await store.apply_kb_changes(held.changes)
-    await add_assertions(store, held.asserter, topics=held.topics,
-                         relations=[k.as_tuple() for k in held.relations])  # fmt: skip
+    await add_assertions(
+        store, held.asserter, topics=held.topics, relations=[k.as_tuple() for k in held.relations]
+    )
     if publish is not None:
         await publish_kb_updated(
-            store, publish, changed_ids=[t.id for t in held.changes.topics_upsert],
-            reason=f"held change {key} released", key=("release", key, uuid.uuid4().hex),
-        )  # fmt: skip
+            store,
+            publish,
+            changed_ids=[t.id for t in held.changes.topics_upsert],
+            reason=f"held change {key} released",
+            key=("release", key, uuid.uuid4().hex),
+        )
     return undo_id
 
 

@@ -73,14 +73,21 @@ async def record_before_image(store: ExtractorStore, changes: KbChanges, *, reas
         if r.key.as_tuple() in touched:
             relations[r.key.as_tuple()] = r
     undo_id = f"undo-{uuid.uuid4().hex[:12]}"
-    await store.change_log.record(ChangeBatch(
-        id=undo_id, actor=ACTOR, reason=reason, created_at=utcnow(),
-        topics_before=[before[i] for i in sorted(before)],
-        topics_absent=sorted(topic_ids - set(before)),
-        relations_before=[relations[k] for k in sorted(relations)],
-        relations_absent=[RelationKey.model_validate(dict(zip(("source", "target", "type"), k,
-                          strict=True))) for k in sorted(touched - set(relations))],
-    ))  # fmt: skip
+    await store.change_log.record(
+        ChangeBatch(
+            id=undo_id,
+            actor=ACTOR,
+            reason=reason,
+            created_at=utcnow(),
+            topics_before=[before[i] for i in sorted(before)],
+            topics_absent=sorted(topic_ids - set(before)),
+            relations_before=[relations[k] for k in sorted(relations)],
+            relations_absent=[
+                RelationKey.model_validate(dict(zip(("source", "target", "type"), k, strict=True)))
+                for k in sorted(touched - set(relations))
+            ],
+        )
+    )
     return undo_id
 
 

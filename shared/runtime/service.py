@@ -168,9 +168,13 @@ async def _serve(ctx: ServiceContext, spec: ServiceSpec[Any]) -> None:
         await step()
     for rpc in spec.rpc:
         server = await serve_rpc(
-            ctx.broker, rpc.subject, request_model=rpc.request_model, handler=rpc.handler,
-            namespace=ctx.namespace, max_concurrency=rpc.max_concurrency,
-        )  # fmt: skip
+            ctx.broker,
+            rpc.subject,
+            request_model=rpc.request_model,
+            handler=rpc.handler,
+            namespace=ctx.namespace,
+            max_concurrency=rpc.max_concurrency,
+        )
         ctx.closers.append(server.stop)
     for loop in spec.background:
         task: asyncio.Task[None] = asyncio.create_task(loop(), name=f"{ctx.name}-background")
@@ -217,11 +221,19 @@ def _subscribe(ctx: ServiceContext, spec: ServiceSpec[Any]) -> None:
 
     for sub in spec.subscriptions:
         subscribe_event(
-            ctx.broker, sub.event, durable=sub.durable, handler=sub.handler,
-            namespace=ctx.namespace, actor=ctx.name, max_deliver=sub.max_deliver,
-            ack_wait=sub.ack_wait, nack_delay=sub.nack_delay, max_nack_delay=sub.max_nack_delay,
-            max_workers=sub.max_workers, on_failure=sub.on_failure,
-        )  # fmt: skip
+            ctx.broker,
+            sub.event,
+            durable=sub.durable,
+            handler=sub.handler,
+            namespace=ctx.namespace,
+            actor=ctx.name,
+            max_deliver=sub.max_deliver,
+            ack_wait=sub.ack_wait,
+            nack_delay=sub.nack_delay,
+            max_nack_delay=sub.max_nack_delay,
+            max_workers=sub.max_workers,
+            on_failure=sub.on_failure,
+        )
 
 
 async def start_service(
@@ -237,8 +249,7 @@ async def start_service(
     plans and telemetry sink) belongs to the tasks started here, so services sharing a
     process never answer with each other's plans.
     """
-    starting = _start(name, build=build, settings=settings or build_settings(),
-                      namespace=namespace)  # fmt: skip
+    starting = _start(name, build=build, settings=settings or build_settings(), namespace=namespace)
     return await asyncio.create_task(starting, context=contextvars.copy_context())
 
 
@@ -254,24 +265,35 @@ async def _start(name: str, *, build: Build, settings: Settings, namespace: str)
     store = await open_store(settings.store_url)
     ctx: ServiceContext | None = None
     try:
-        limiter = obs.observe_limiter(await open_limiter(
-            mode=settings.limiter,
-            nats_url=url,
-            connect_options=auth.options() if auth else None,
-            config=LimiterConfig.model_validate(settings.limits) if settings.limits else None,
-            bucket=settings.limiter_bucket,
-        ))  # fmt: skip
+        limiter = obs.observe_limiter(
+            await open_limiter(
+                mode=settings.limiter,
+                nats_url=url,
+                connect_options=auth.options() if auth else None,
+                config=LimiterConfig.model_validate(settings.limits) if settings.limits else None,
+                bucket=settings.limiter_bucket,
+            )
+        )
         sink = BusTelemetrySink(broker, actor=name, namespace=namespace)
         ctx = ServiceContext(
-            name=name, settings=settings, broker=broker, store=store, nats_url=url,
-            telemetry=sink, namespace=namespace, limiter=limiter, obs=obs,
-        )  # fmt: skip
+            name=name,
+            settings=settings,
+            broker=broker,
+            store=store,
+            nats_url=url,
+            telemetry=sink,
+            namespace=namespace,
+            limiter=limiter,
+            obs=obs,
+        )
         await obs.start(broker=broker, store=store)
         spec = ctx.spec = build(ctx)
         ctx.llm = configure_llm(
-            settings, sink=obs.observe_sink(sink), limiter=limiter,
+            settings,
+            sink=obs.observe_sink(sink),
+            limiter=limiter,
             offline_plans=_offline_plans(settings, spec),
-        )  # fmt: skip
+        )
         use_runtime(ctx.llm)
         ctx.closers.extend(spec.closers)
         _subscribe(ctx, spec)

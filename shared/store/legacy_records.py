@@ -64,25 +64,29 @@ def _key(raw: Any) -> RelationKey:
 def _held(key: str, value: dict[str, Any], now: datetime) -> HeldChange:
     asserted = value.get("assertions") or {}
     return HeldChange(
-        key=key, asserter=str(value["asserter"]), reason=str(value.get("reason", "")),
+        key=key,
+        asserter=str(value["asserter"]),
+        reason=str(value.get("reason", "")),
         updated_ids=[str(i) for i in value.get("updated_ids", [])],
         changes=KbChanges.model_validate(value.get("changes") or {}),
         topics=[str(t) for t in asserted.get("topics", [])],
         relations=[_key(r) for r in asserted.get("relations", [])],
         created_at=_time(value.get("at"), now),
-    )  # fmt: skip
+    )
 
 
 def _batch(undo_id: str, image: dict[str, Any], now: datetime) -> ChangeBatch:
     before = image.get("topics_before") or {}
     return ChangeBatch(
-        id=undo_id, actor=ACTOR, reason=str(image.get("reason", "")),
+        id=undo_id,
+        actor=ACTOR,
+        reason=str(image.get("reason", "")),
         created_at=_time(image.get("at"), now),
         topics_before=[Topic.model_validate(t) for t in before.values() if t],
         topics_absent=sorted(i for i, t in before.items() if t is None),
         relations_before=[Relation.model_validate(r) for r in image.get("relations_before", [])],
         relations_absent=[_key(r) for r in image.get("relations_written", [])],
-    )  # fmt: skip
+    )
 
 
 def _assertions(asserter: str, value: dict[str, Any]) -> list[Assertion]:
@@ -104,15 +108,27 @@ def _one(key: str, value: Any, moves: RecordMoves, users: dict[str, str], now: d
         moves.current[key.removeprefix(NAME_PREFIX)] = value
     elif key == TREE_KEY and isinstance(value, dict):
         files = [(str(p), str(s), int(n)) for p, s, n in value.get("files", [])]
-        moves.trees.append(HandbookTree(where=str(value["where"]), path=str(value.get("path", "")),
-                                        etag=value.get("etag"), files=files))  # fmt: skip
+        moves.trees.append(
+            HandbookTree(
+                where=str(value["where"]),
+                path=str(value.get("path", "")),
+                etag=value.get("etag"),
+                files=files,
+            )
+        )
     elif key == KB_HASH_KEY and isinstance(value, str) and value:
         moves.kb_hash = value
     elif key.startswith(TEAMS_REF_PREFIX) and isinstance(value, dict):
         conversation = key.removeprefix(TEAMS_REF_PREFIX)
-        moves.refs.append(ConversationRef(surface="teams", conversation_id=conversation,
-                                          reference=value, user_id=users.get(conversation),
-                                          updated_at=now))  # fmt: skip
+        moves.refs.append(
+            ConversationRef(
+                surface="teams",
+                conversation_id=conversation,
+                reference=value,
+                user_id=users.get(conversation),
+                updated_at=now,
+            )
+        )
     elif key == TEAMS_SERVICE_KEY and isinstance(value, dict):
         moves.flags.append(Flag(name=TEAMS_SERVICE_FLAG, value=value, updated_at=now))
     else:
@@ -147,6 +163,8 @@ def plan_record_moves(settings: dict[str, Any], *, now: datetime) -> RecordMoves
         moves.flags += trial.flags
         moves.moved_keys.append(key)
     if moves.unplaced_keys:
-        log.warning("settings rows no collection takes, dropped with the settings table: %s",
-                    ", ".join(moves.unplaced_keys))  # fmt: skip
+        log.warning(
+            "settings rows no collection takes, dropped with the settings table: %s",
+            ", ".join(moves.unplaced_keys),
+        )
     return moves

@@ -39,8 +39,12 @@ class ConversationRefs:
         data = ref.model_dump(mode="json", by_alias=True, exclude_none=True)
         data.pop("activityId", None)  # a reference is the conversation, not one message
         personal = (ref.conversation.conversation_type or "personal") == "personal"
-        row = ConversationRef(surface=SURFACE, conversation_id=ref.conversation.id,
-                              reference=data, user_id=user_id if personal else None)  # fmt: skip
+        row = ConversationRef(
+            surface=SURFACE,
+            conversation_id=ref.conversation.id,
+            reference=data,
+            user_id=user_id if personal else None,
+        )
         if not self._unchanged(f"ref:{row.conversation_id}", row):
             try:
                 await self._store.conversation_refs.put(row)
@@ -48,8 +52,11 @@ class ConversationRefs:
                 self._written.pop(f"ref:{row.conversation_id}", None)
                 raise
         tenant = ref.conversation.tenant_id or getattr(activity.conversation, "tenant_id", None)
-        service = {"serviceUrl": ref.service_url, "tenantId": tenant,
-                   "bot": data.get("bot") or data.get("agent")}  # fmt: skip
+        service = {
+            "serviceUrl": ref.service_url,
+            "tenantId": tenant,
+            "bot": data.get("bot") or data.get("agent"),
+        }
         if not self._unchanged("service", service):
             try:
                 await self._store.flags.set(SERVICE_FLAG, service)

@@ -28,15 +28,29 @@ async def move_records(db: MongoDb) -> None:
     topics = set(await db["topics"].distinct("_id"))
     relations = set(await db["relations"].distinct("_id"))
     # Provenance of what is no longer in the graph has nothing left to assert.
-    kept = [a for a in moves.assertions
-            if (a.topic_id in topics if a.relation is None
-                else relation_subject(a.relation) in relations)]  # fmt: skip
+    kept = [
+        a
+        for a in moves.assertions
+        if (
+            a.topic_id in topics
+            if a.relation is None
+            else relation_subject(a.relation) in relations
+        )
+    ]
     await _insert(db, "assertions", (assertion_doc(a, now) for a in kept))
-    await _insert(db, "current_sources", ({"_id": n, "source_id": s, "updated_at": now}
-                                          for n, s in moves.current.items()))  # fmt: skip
-    await _insert(db, "handbook_trees", ({"_id": tree_id(t.where, t.path),
-                                          **t.model_dump(mode="json"), "updated_at": now}
-                                         for t in moves.trees))  # fmt: skip
+    await _insert(
+        db,
+        "current_sources",
+        ({"_id": n, "source_id": s, "updated_at": now} for n, s in moves.current.items()),
+    )
+    await _insert(
+        db,
+        "handbook_trees",
+        (
+            {"_id": tree_id(t.where, t.path), **t.model_dump(mode="json"), "updated_at": now}
+            for t in moves.trees
+        ),
+    )
     if moves.kb_hash:
         await _insert(
             db, "kb_version", [{"_id": KB_VERSION_ID, "hash": moves.kb_hash, "updated_at": now}]

@@ -24,18 +24,28 @@ from shared.store.mongo.queries import relation_id
 def assertion_doc(assertion: Assertion, now: datetime) -> dict[str, Any]:
     """An assertion's document; the _id is its identity (kind, subject, source, chunk)."""
     kind, subject = assertion.subject
-    key = {"kind": kind, "subject": subject, "source_id": assertion.source_id,
-           "chunk_index": assertion.chunk_index}  # fmt: skip
-    return {"_id": key, **key, "version": assertion.version,
-            "asserted_at": normalise_time(assertion.asserted_at or now)}  # fmt: skip
+    key = {
+        "kind": kind,
+        "subject": subject,
+        "source_id": assertion.source_id,
+        "chunk_index": assertion.chunk_index,
+    }
+    return {
+        "_id": key,
+        **key,
+        "version": assertion.version,
+        "asserted_at": normalise_time(assertion.asserted_at or now),
+    }
 
 
 def assertion_from_doc(doc: Mapping[str, Any]) -> Assertion:
     """An assertion from its document."""
     data: dict[str, Any] = {
-        "source_id": doc["source_id"], "chunk_index": doc["chunk_index"],
-        "version": doc.get("version", ""), "asserted_at": doc.get("asserted_at"),
-    }  # fmt: skip
+        "source_id": doc["source_id"],
+        "chunk_index": doc["chunk_index"],
+        "version": doc.get("version", ""),
+        "asserted_at": doc.get("asserted_at"),
+    }
     if doc["kind"] == "topic":
         data["topic_id"] = doc["subject"]
     else:
@@ -53,16 +63,28 @@ async def record_assertions(db: MongoDb, assertions: list[Assertion], session: S
 
 
 async def missing_subjects(
-    db: MongoDb, assertions: list[Assertion], *, topics_after: set[str], relations_after: set[str],
+    db: MongoDb,
+    assertions: list[Assertion],
+    *,
+    topics_after: set[str],
+    relations_after: set[str],
     session: Session,
-) -> list[str]:  # fmt: skip
+) -> list[str]:
     """Asserted subjects that will not exist; *_after are the ids the change itself provides."""
     topic_ids = {a.topic_id for a in assertions if a.topic_id is not None} - topics_after
     subjects = {a.subject[1] for a in assertions if a.relation is not None} - relations_after
-    found = {d["_id"] async for d in db["topics"].find(
-        {"_id": {"$in": sorted(topic_ids)}}, {"_id": 1}, session=session)}  # fmt: skip
-    rel_found = {d["_id"] async for d in db["relations"].find(
-        {"_id": {"$in": sorted(subjects)}}, {"_id": 1}, session=session)}  # fmt: skip
+    found = {
+        d["_id"]
+        async for d in db["topics"].find(
+            {"_id": {"$in": sorted(topic_ids)}}, {"_id": 1}, session=session
+        )
+    }
+    rel_found = {
+        d["_id"]
+        async for d in db["relations"].find(
+            {"_id": {"$in": sorted(subjects)}}, {"_id": 1}, session=session
+        )
+    }
     return sorted(topic_ids - found) + sorted(subjects - rel_found)
 
 
@@ -88,14 +110,18 @@ async def orphans(
     topic_query: dict[str, Any] = {} if topic_ids is None else {"_id": {"$in": topic_ids}}
     rel_query: dict[str, Any] = {} if subjects is None else {"_id": {"$in": subjects}}
     candidates = [d["_id"] async for d in db["topics"].find(topic_query, {"_id": 1})]
-    asserted = set(await db["assertions"].distinct(
-        "subject", {"kind": "topic", "subject": {"$in": candidates}}))  # fmt: skip
+    asserted = set(
+        await db["assertions"].distinct(
+            "subject", {"kind": "topic", "subject": {"$in": candidates}}
+        )
+    )
     curated = set(
         await db["topic_curation"].distinct("topic_id", {"topic_id": {"$in": candidates}})
     )
     rels = [d["_id"] async for d in db["relations"].find(rel_query, {"_id": 1})]
-    rel_asserted = set(await db["assertions"].distinct(
-        "subject", {"kind": "relation", "subject": {"$in": rels}}))  # fmt: skip
+    rel_asserted = set(
+        await db["assertions"].distinct("subject", {"kind": "relation", "subject": {"$in": rels}})
+    )
     return Unasserted(
         topic_ids=sorted(set(candidates) - asserted - curated),
         relations=[relation_from_subject(s) for s in sorted(set(rels) - rel_asserted)],

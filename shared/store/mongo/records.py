@@ -24,8 +24,9 @@ def held_doc(held: HeldChange) -> dict[str, Any]:
 
 
 def _held(doc: Mapping[str, Any]) -> HeldChange:
-    return HeldChange.model_validate({"key": doc["_id"], **{k: v for k, v in doc.items()
-                                                           if k != "_id"}})  # fmt: skip
+    return HeldChange.model_validate(
+        {"key": doc["_id"], **{k: v for k, v in doc.items() if k != "_id"}}
+    )
 
 
 @mongo_errors
@@ -159,8 +160,11 @@ class MongoCurrentSources:
 def ref_doc(ref: ConversationRef) -> dict[str, Any]:
     """A conversation reference's document (_id: surface and conversation id)."""
     doc = ref.model_dump(mode="json", exclude={"updated_at"})
-    return {"_id": f"{ref.surface}|{ref.conversation_id}", **doc,
-            "updated_at": ref.updated_at or utcnow()}  # fmt: skip
+    return {
+        "_id": f"{ref.surface}|{ref.conversation_id}",
+        **doc,
+        "updated_at": ref.updated_at or utcnow(),
+    }
 
 
 def _ref(doc: Mapping[str, Any]) -> ConversationRef:

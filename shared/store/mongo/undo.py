@@ -20,8 +20,13 @@ from shared.store.mongo.client import DuplicateKeyError, MongoDb, Session, mongo
 from shared.store.mongo.provenance import assertion_from_doc
 from shared.store.mongo.queries import relation_from_doc, topic_from_doc, touching
 
-_IMAGE = ("topics_before", "topics_absent", "relations_before", "relations_absent",
-          "assertions_before")  # fmt: skip
+_IMAGE = (
+    "topics_before",
+    "topics_absent",
+    "relations_before",
+    "relations_absent",
+    "assertions_before",
+)
 
 
 async def capture(
@@ -30,8 +35,10 @@ async def capture(
     """The before-image of everything the change touches (including cascaded relations)."""
     upserted = {t.id for t in changes.topics_upsert}
     touched = sorted(upserted | set(changes.topics_delete))
-    topics = [topic_from_doc(d) async for d in db["topics"].find(
-        {"_id": {"$in": touched}}, session=session).sort("_id", 1)]  # fmt: skip
+    topics = [
+        topic_from_doc(d)
+        async for d in db["topics"].find({"_id": {"$in": touched}}, session=session).sort("_id", 1)
+    ]
     found = {t.id for t in topics}
     deleted = sorted(set(changes.topics_delete) & found)
     relations = {}
@@ -44,8 +51,12 @@ async def capture(
     async for doc in db["relations"].find({"_id": {"$in": sorted(wanted)}}, session=session):
         relations[doc["_id"]] = relation_from_doc(doc)
     dropped = cascaded | {relation_subject(k) for k in changes.relations_delete}
-    query = {"$or": [{"kind": "topic", "subject": {"$in": deleted}},
-                     {"kind": "relation", "subject": {"$in": sorted(dropped)}}]}  # fmt: skip
+    query = {
+        "$or": [
+            {"kind": "topic", "subject": {"$in": deleted}},
+            {"kind": "relation", "subject": {"$in": sorted(dropped)}},
+        ]
+    }
     assertions = [
         assertion_from_doc(d) async for d in db["assertions"].find(query, session=session)
     ]
@@ -53,11 +64,16 @@ async def capture(
         relation_from_subject(s) for s in sorted(upsert_keys - set(relations))
     ]
     return ChangeBatch(
-        id=undo.batch_id, actor=undo.actor, reason=undo.reason, created_at=utcnow(),
-        topics_before=topics, topics_absent=sorted(upserted - found),
-        relations_before=[relations[k] for k in sorted(relations)], relations_absent=absent,
+        id=undo.batch_id,
+        actor=undo.actor,
+        reason=undo.reason,
+        created_at=utcnow(),
+        topics_before=topics,
+        topics_absent=sorted(upserted - found),
+        relations_before=[relations[k] for k in sorted(relations)],
+        relations_absent=absent,
         assertions_before=assertions,
-    )  # fmt: skip
+    )
 
 
 async def begin_logged(db: MongoDb, changes: KbChanges, undo: UndoLabel, session: Session) -> bool:

@@ -118,8 +118,9 @@ class SqliteHandbookTrees:
         row = await self._db.read(lambda c: c.execute(sql, (where, path)).fetchone())
         if not row:
             return None
-        return HandbookTree(where=where, path=path, etag=row[0], files=json.loads(row[1]),
-                            updated_at=row[2])  # fmt: skip
+        return HandbookTree(
+            where=where, path=path, etag=row[0], files=json.loads(row[1]), updated_at=row[2]
+        )
 
     async def put(self, tree: HandbookTree) -> None:
         """Cache (or replace) a folder's listing."""
@@ -204,15 +205,24 @@ _REFS = "SELECT surface, conversation_id, reference, user_id, updated_at FROM co
 
 def _ref(row: tuple[Any, ...]) -> ConversationRef:
     surface, conversation_id, reference, user_id, updated_at = row
-    return ConversationRef(surface=surface, conversation_id=conversation_id,
-                           reference=json.loads(reference), user_id=user_id,
-                           updated_at=updated_at)  # fmt: skip
+    return ConversationRef(
+        surface=surface,
+        conversation_id=conversation_id,
+        reference=json.loads(reference),
+        user_id=user_id,
+        updated_at=updated_at,
+    )
 
 
 def ref_row(ref: ConversationRef) -> tuple[Any, ...]:
     """The row of a conversation reference."""
-    return (ref.surface, ref.conversation_id, dumps(ref.reference), ref.user_id,
-            to_text(ref.updated_at or utcnow()))  # fmt: skip
+    return (
+        ref.surface,
+        ref.conversation_id,
+        dumps(ref.reference),
+        ref.user_id,
+        to_text(ref.updated_at or utcnow()),
+    )
 
 
 class SqliteConversationRefs:

@@ -45,10 +45,12 @@ def log_before_image(conn: sqlite3.Connection, changes: KbChanges, undo: UndoLab
         topics_before=topics,
         topics_absent=sorted(set(upserted) - found),
         relations_before=sorted(relations.values(), key=lambda r: r.key.as_tuple()),
-        relations_absent=[RelationKey.model_validate(dict(zip(("source", "target", "type"), k,
-                          strict=True))) for k in sorted(keys - set(relations))],
+        relations_absent=[
+            RelationKey.model_validate(dict(zip(("source", "target", "type"), k, strict=True)))
+            for k in sorted(keys - set(relations))
+        ],
         assertions_before=[assertion_from_row(r) for r in assertions],
-    )  # fmt: skip
+    )
     conn.execute(
         "INSERT INTO change_log (id, actor, reason, created_at, before) VALUES (?, ?, ?, ?, ?)",
         (batch.id, batch.actor, batch.reason, to_text(utcnow()), before_json(batch)),
@@ -58,17 +60,29 @@ def log_before_image(conn: sqlite3.Connection, changes: KbChanges, undo: UndoLab
 
 def before_json(batch: ChangeBatch) -> str:
     """The JSON of the before-image fields of a batch (the change_log.before column)."""
-    fields = {"topics_before", "topics_absent", "relations_before", "relations_absent",
-              "assertions_before"}  # fmt: skip
+    fields = {
+        "topics_before",
+        "topics_absent",
+        "relations_before",
+        "relations_absent",
+        "assertions_before",
+    }
     return batch.model_dump_json(include=fields)
 
 
 def _batch(row: tuple[Any, ...]) -> ChangeBatch:
     batch_id, actor, reason, created_at, before, undone_at, undone_by = row
     return ChangeBatch.model_validate(
-        {"id": batch_id, "actor": actor, "reason": reason, "created_at": created_at,
-         "undone_at": undone_at, "undone_by": undone_by, **json.loads(before)}
-    )  # fmt: skip
+        {
+            "id": batch_id,
+            "actor": actor,
+            "reason": reason,
+            "created_at": created_at,
+            "undone_at": undone_at,
+            "undone_by": undone_by,
+            **json.loads(before),
+        }
+    )
 
 
 class SqliteChangeLog:
@@ -81,8 +95,13 @@ class SqliteChangeLog:
 
     async def record(self, batch: ChangeBatch) -> bool:
         """Log a before-image taken outside apply_kb_changes; False if its id is logged."""
-        params = (batch.id, batch.actor, batch.reason, to_text(batch.created_at or utcnow()),
-                  before_json(batch))  # fmt: skip
+        params = (
+            batch.id,
+            batch.actor,
+            batch.reason,
+            to_text(batch.created_at or utcnow()),
+            before_json(batch),
+        )
         sql = (
             "INSERT OR IGNORE INTO change_log (id, actor, reason, created_at, before) "
             "VALUES (?, ?, ?, ?, ?)"
