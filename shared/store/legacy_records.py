@@ -17,7 +17,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from shared.store.legacy import _time
-from shared.store.models import Assertion, KbChanges, Relation, RelationKey, Topic
+from shared.store.models import (
+    Assertion,
+    KbChanges,
+    Relation,
+    RelationKey,
+    Topic,
+    relation_subject,
+)
 from shared.store.models_provenance import ChangeBatch
 from shared.store.models_records import ConversationRef, HandbookTree, HeldChange
 from shared.store.models_state import Flag
@@ -54,6 +61,19 @@ class RecordMoves:
     flags: list[Flag] = field(default_factory=list)
     moved_keys: list[str] = field(default_factory=list)
     unplaced_keys: list[str] = field(default_factory=list)
+
+    def still_asserted(self, topics: set[str], relations: set[str]) -> list[Assertion]:
+        """The assertions of subjects the graph still has (given topic ids and relation
+        subjects): what is gone has nothing left to assert."""
+        return [
+            a
+            for a in self.assertions
+            if (
+                a.topic_id in topics
+                if a.relation is None
+                else relation_subject(a.relation) in relations
+            )
+        ]
 
 
 def _key(raw: Any) -> RelationKey:

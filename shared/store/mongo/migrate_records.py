@@ -7,7 +7,6 @@ import json
 
 from shared.store._common import utcnow
 from shared.store.legacy_records import plan_record_moves
-from shared.store.models import relation_subject
 from shared.store.mongo.client import MongoDb
 from shared.store.mongo.migrate_state import _insert
 from shared.store.mongo.provenance import assertion_doc
@@ -27,16 +26,7 @@ async def move_records(db: MongoDb) -> None:
     await _insert(db, "change_log", map(batch_doc, moves.batches))
     topics = set(await db["topics"].distinct("_id"))
     relations = set(await db["relations"].distinct("_id"))
-    # Provenance of what is no longer in the graph has nothing left to assert.
-    kept = [
-        a
-        for a in moves.assertions
-        if (
-            a.topic_id in topics
-            if a.relation is None
-            else relation_subject(a.relation) in relations
-        )
-    ]
+    kept = moves.still_asserted(topics, relations)
     await _insert(db, "assertions", (assertion_doc(a, now) for a in kept))
     await _insert(
         db,

@@ -7,7 +7,6 @@ import sqlite3
 
 from shared.store._common import utcnow
 from shared.store.legacy_records import plan_record_moves
-from shared.store.models import relation_subject
 from shared.store.sqlite.db import dumps, to_text
 from shared.store.sqlite.records import held_row, records_tables, ref_row
 from shared.store.sqlite.undo import before_json
@@ -40,16 +39,7 @@ def move_records(conn: sqlite3.Connection) -> None:
     relations = {
         r[0] for r in conn.execute("SELECT source || '|' || target || '|' || type FROM relations")
     }
-    # Provenance of what is no longer in the graph has nothing left to assert.
-    kept = [
-        a
-        for a in moves.assertions
-        if (
-            a.topic_id in topics
-            if a.relation is None
-            else relation_subject(a.relation) in relations
-        )
-    ]
+    kept = moves.still_asserted(topics, relations)
     conn.executemany(
         "INSERT OR IGNORE INTO assertions (kind, subject, source_id, chunk_index, version, "
         "asserted_at) VALUES (?, ?, ?, ?, ?, ?)",
