@@ -44,6 +44,7 @@ from shared.llm.runtime import (
     reset_llm,
     use_runtime,
 )
+from shared.llm.stream import LLMStreamInterruptedError, StreamingProvider, TextSink
 from shared.llm.telemetry import (
     LLMCallRecord,
     LoggingSink,
@@ -66,6 +67,7 @@ __all__ = [
     "LLMOutputError",
     "LLMResult",
     "LLMRuntime",
+    "LLMStreamInterruptedError",
     "LLMTruncatedError",
     "LLMValidationError",
     "Limiter",
@@ -87,7 +89,9 @@ __all__ = [
     "ProviderReply",
     "ProviderRequest",
     "RetryPolicy",
+    "StreamingProvider",
     "TelemetrySink",
+    "TextSink",
     "Tool",
     "ToolUse",
     "Usage",

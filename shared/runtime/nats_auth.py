@@ -13,6 +13,7 @@ from typing import Literal
 import nkeys
 
 from shared.bus.registry import REGISTRY
+from shared.bus.rpc_chunks import MAX_CHUNKS
 from shared.bus.streams import STREAMS, stream_for_subject
 from shared.bus.subjects import FAILED_PREFIX, RPC_PREFIX
 from shared.errors import BadInputError, ConfigError
@@ -85,9 +86,10 @@ class Grants:
             "subscribe": {"allow": _dedupe(sub)},
         }
         if self.serves:
-            # Answer a request on its reply subject (the caller's inbox), once, within 5 min
-            # (a chat turn with tool calls can take longer than one LLM timeout).
-            perms["allow_responses"] = {"max": 1, "expires": "5m"}
+            # Answer a request on its reply subject (the caller's inbox) within 5 min (a chat
+            # turn with tool calls can take longer than one LLM timeout): the reply, after at
+            # most MAX_CHUNKS streamed chunks when the caller asked for them.
+            perms["allow_responses"] = {"max": MAX_CHUNKS + 1, "expires": "5m"}
         return perms
 
 
