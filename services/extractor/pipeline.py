@@ -195,13 +195,15 @@ async def extract_source(
         text, max_chars=options.max_chunk_chars, overlap_chars=options.overlap_chars
     )
     await store.sources.set_chunks_total(source_id, len(chunks))
+    # Held results (merged once their predecessors are) need no second model call either.
     merged = await store.sources.merged_chunks(source_id)
+    merged |= set(await store.pending_merges.held_indexes(source_id))
     known = await _known_ids(store)
     earlier_ids: list[str] = []
     extracted = 0
     for index, chunk in enumerate(chunks):
         if index in merged:
-            continue  # merged before a restart: never asked again
+            continue  # merged (or held) before a restart: never asked again
         await _check_running(store, source_id)
         try:
             event = await extract_chunk(

@@ -74,6 +74,7 @@ from shared.store.models_learning import (
     Score,
     ThreadMessage,
 )
+from shared.store.models_pending import HeldChunk, PendingRelation
 from shared.store.models_provenance import (
     CURATED_FIELDS,
     ChangeBatch,
@@ -120,6 +121,7 @@ from shared.store.protocols import (
     ThreadRepository,
     TopicRepository,
 )
+from shared.store.protocols_pending import PendingMergeRepository
 from shared.store.protocols_provenance import (
     ChangeLogRepository,
     CurationRepository,
@@ -176,6 +178,7 @@ __all__ = [
     "FlagRepository",
     "HandbookSyncRepository",
     "HandbookSyncState",
+    "HeldChunk",
     "IdempotencyRecord",
     "IdempotencyRepository",
     "ImportPlan",
@@ -193,6 +196,8 @@ __all__ = [
     "LockRepository",
     "MergeProgress",
     "MergeProgressRepository",
+    "PendingMergeRepository",
+    "PendingRelation",
     "ProposalRepository",
     "ProposalStatus",
     "ProvenanceRepository",

@@ -17,6 +17,7 @@ from shared.errors import StoreError
 from shared.store._common import normalise_question_key, utcnow
 from shared.store.sqlite.db import dumps, to_text
 from shared.store.sqlite.migrate_state import move_settings, provenance_tables, state_tables
+from shared.store.sqlite.pending import pending_tables
 
 _BASE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS topics (
@@ -234,6 +235,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "settings rows move into their own tables", move_settings),
     Migration(7, "assertions, topic curation, change log; topics by updated_at", provenance_tables),
     Migration(8, "chat turns table; settings turn rows move into it", move_settings),
+    Migration(12, "held chunk results and pending relations", pending_tables),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 
