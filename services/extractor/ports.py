@@ -14,6 +14,7 @@ from shared.store import (
     KbChangeResult,
     KbChanges,
     MergeProgressRepository,
+    PendingMergeRepository,
     RelationRepository,
     SettingsRepository,
     SourceRepository,
@@ -69,6 +70,11 @@ class ExtractorStore(Protocol):
     @property
     def merge_progress(self) -> MergeProgressRepository:
         """Running merge counts per source."""
+        ...
+
+    @property
+    def pending_merges(self) -> PendingMergeRepository:
+        """Chunk results held for their predecessors; relations waiting for an endpoint."""
         ...
 
     @property

@@ -12,14 +12,13 @@ from typing import Literal
 
 import nkeys
 
+from shared.bus.objects import SOURCES_BUCKET as SOURCES_BUCKET
 from shared.bus.registry import REGISTRY
 from shared.bus.rpc_chunks import MAX_CHUNKS
 from shared.bus.streams import STREAMS, stream_for_subject
 from shared.bus.subjects import FAILED_PREFIX, RPC_PREFIX
 from shared.errors import BadInputError, ConfigError
 
-SOURCES_BUCKET = "r42-sources"
-"""The JetStream object store an uploader puts source files into."""
 LIMITS_BUCKET = "r42_limits"
 CLAIMS_BUCKET = "r42_gateway_claims"
 USERS_DIR = "users"
