@@ -78,7 +78,7 @@ async def build_gateway(ctx: ServiceContext, *, pace_interval: float = 1.0) -> S
     """The Slack gateway over this service's broker and store."""
     settings = ctx.settings
     client = web_client(settings)
-    claims = await open_claims(ctx.broker, namespace=ctx.namespace)
+    claims = await open_claims(ctx.broker, namespace=ctx.namespace, replicas=settings.nats_replicas)
     return SlackGateway(
         client=GatewayClient(
             broker=ctx.broker, store=ctx.store, settings=settings, namespace=ctx.namespace
