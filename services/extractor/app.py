@@ -28,6 +28,7 @@ from services.extractor.kb_import import answer_import
 from services.extractor.offline import offline_plans
 from services.extractor.outcomes import ACTOR
 from services.extractor.sync_rpc import answer_sync
+from services.extractor.topic_rpc import topic_rpcs
 from services.extractor.uploads import (
     read_upload,
     register_staged,
@@ -127,6 +128,7 @@ def build(
             Rpc(SYNC_HANDBOOK_SUBJECT, HandbookSyncRequest, on_sync, max_concurrency=2),
             Rpc(KB_IMPORT_SUBJECT, KbImportRequest, on_import, max_concurrency=1),
             Rpc(REGISTER_UPLOAD_SUBJECT, RegisterUploadRequest, on_register, max_concurrency=4),
+            *topic_rpcs(deps),
         ],
         on_started=[sample],
         offline_plans=offline_plans(),

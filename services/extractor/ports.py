@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from shared.store import (
+    AuditRepository,
     ChunkMark,
     CurationRepository,
     FlagRepository,
@@ -72,6 +73,11 @@ class ExtractorStore(Protocol):
     @property
     def flags(self) -> FlagRepository:
         """Markers such as the sample handbook having been queued."""
+        ...
+
+    @property
+    def audit(self) -> AuditRepository:
+        """Admin actions on the graph, refusals included."""
         ...
 
     async def apply_kb_changes(
