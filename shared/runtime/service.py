@@ -250,7 +250,9 @@ async def _start(name: str, *, build: Build, settings: Settings, namespace: str)
     url = resolve_nats_url(settings)
     obs = prepare_obs(name, settings)  # metrics, tracing; /metrics, /healthz, /readyz below
     auth = client_auth(settings, user=name)  # its own NATS user, handed over by `r42 up`
-    broker = build_broker(url, name=f"r42-{name}", middlewares=obs.middlewares, auth=auth)
+    # A replica names its connection after its instance (`r42-r42.2`): readiness tells them apart.
+    conn_name = f"r42-{obs.settings.instance or name}"
+    broker = build_broker(url, name=conn_name, middlewares=obs.middlewares, auth=auth)
     store = await open_store(settings.store_url)
     ctx: ServiceContext | None = None
     try:
@@ -260,6 +262,7 @@ async def _start(name: str, *, build: Build, settings: Settings, namespace: str)
             connect_options=auth.options() if auth else None,
             config=LimiterConfig.model_validate(settings.limits) if settings.limits else None,
             bucket=settings.limiter_bucket,
+            replicas=settings.nats_replicas,
         ))  # fmt: skip
         sink = BusTelemetrySink(broker, actor=name, namespace=namespace)
         ctx = ServiceContext(
@@ -275,7 +278,7 @@ async def _start(name: str, *, build: Build, settings: Settings, namespace: str)
         use_runtime(ctx.llm)
         ctx.closers.extend(spec.closers)
         _subscribe(ctx, spec)
-        await start_broker(broker, namespace=namespace)
+        await start_broker(broker, namespace=namespace, replicas=settings.nats_replicas)
         await _serve(ctx, spec)
         obs.mark_started()
     except BaseException:
