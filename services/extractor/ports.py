@@ -19,6 +19,7 @@ from shared.store import (
     KbChanges,
     KbVersionRepository,
     MergeProgressRepository,
+    PendingMergeRepository,
     ProvenanceRepository,
     RelationRepository,
     SourceRepository,
@@ -99,6 +100,11 @@ class ExtractorStore(Protocol):
     @property
     def merge_progress(self) -> MergeProgressRepository:
         """Running merge counts per source."""
+        ...
+
+    @property
+    def pending_merges(self) -> PendingMergeRepository:
+        """Chunk results held for their predecessors; relations waiting for an endpoint."""
         ...
 
     @property

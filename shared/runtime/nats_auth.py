@@ -12,13 +12,13 @@ from typing import Literal
 
 import nkeys
 
+from shared.bus.objects import SOURCES_BUCKET as SOURCES_BUCKET
 from shared.bus.registry import REGISTRY
+from shared.bus.rpc_chunks import MAX_CHUNKS
 from shared.bus.streams import STREAMS, stream_for_subject
 from shared.bus.subjects import FAILED_PREFIX, RPC_PREFIX
 from shared.errors import BadInputError, ConfigError
 
-SOURCES_BUCKET = "r42-sources"
-"""The JetStream object store an uploader puts source files into."""
 LIMITS_BUCKET = "r42_limits"
 CLAIMS_BUCKET = "r42_gateway_claims"
 USERS_DIR = "users"
@@ -85,9 +85,10 @@ class Grants:
             "subscribe": {"allow": _dedupe(sub)},
         }
         if self.serves:
-            # Answer a request on its reply subject (the caller's inbox), once, within 5 min
-            # (a chat turn with tool calls can take longer than one LLM timeout).
-            perms["allow_responses"] = {"max": 1, "expires": "5m"}
+            # Answer a request on its reply subject (the caller's inbox) within 5 min (a chat
+            # turn with tool calls can take longer than one LLM timeout): the reply, after at
+            # most MAX_CHUNKS streamed chunks when the caller asked for them.
+            perms["allow_responses"] = {"max": MAX_CHUNKS + 1, "expires": "5m"}
         return perms
 
 
@@ -153,8 +154,7 @@ SERVICE_GRANTS: Mapping[str, Grants] = {
     "telemetry": Grants(publishes=(DEAD_LETTERS,), consumes=(_LLM,), kv=(LIMITS_BUCKET,)),
     "gateway": Grants(
         publishes=(*_GATEWAY_PUBLISHES, _LLM, DEAD_LETTERS), watches=_GATEWAY_WATCHES,
-        consumes=(*_SOURCE_OUTCOMES, "kb.delta.applied"),
-        calls=(*_CHAT, *_REFINE, *_SYNC, *_QUIZ),
+        consumes=(*_SOURCE_OUTCOMES, "kb.delta.applied"), calls=(*_CHAT, *_REFINE, *_SYNC, *_QUIZ),
         kv=(CLAIMS_BUCKET, LIMITS_BUCKET), objects=(SOURCES_BUCKET,),
     ),
 }  # fmt: skip

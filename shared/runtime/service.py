@@ -261,19 +261,20 @@ async def _start(name: str, *, build: Build, settings: Settings, namespace: str)
     url = resolve_nats_url(settings)
     obs = prepare_obs(name, settings)  # metrics, tracing; /metrics, /healthz, /readyz below
     auth = client_auth(settings, user=name)  # its own NATS user, handed over by `r42 up`
-    broker = build_broker(url, name=f"r42-{name}", middlewares=obs.middlewares, auth=auth)
+    # A replica names its connection after its instance (`r42-r42.2`): readiness tells them apart.
+    conn_name = f"r42-{obs.settings.instance or name}"
+    broker = build_broker(url, name=conn_name, middlewares=obs.middlewares, auth=auth)
     store = await open_store(settings.store_url)
     ctx: ServiceContext | None = None
     try:
-        limiter = obs.observe_limiter(
-            await open_limiter(
-                mode=settings.limiter,
-                nats_url=url,
-                connect_options=auth.options() if auth else None,
-                config=LimiterConfig.model_validate(settings.limits) if settings.limits else None,
-                bucket=settings.limiter_bucket,
-            )
-        )
+        limiter = obs.observe_limiter(await open_limiter(
+            mode=settings.limiter,
+            nats_url=url,
+            connect_options=auth.options() if auth else None,
+            config=LimiterConfig.model_validate(settings.limits) if settings.limits else None,
+            bucket=settings.limiter_bucket,
+            replicas=settings.nats_replicas,
+        ))  # fmt: skip
         sink = BusTelemetrySink(broker, actor=name, namespace=namespace)
         ctx = ServiceContext(
             name=name,
@@ -297,7 +298,7 @@ async def _start(name: str, *, build: Build, settings: Settings, namespace: str)
         use_runtime(ctx.llm)
         ctx.closers.extend(spec.closers)
         _subscribe(ctx, spec)
-        await start_broker(broker, namespace=namespace)
+        await start_broker(broker, namespace=namespace, replicas=settings.nats_replicas)
         await _serve(ctx, spec)
         obs.mark_started()
     except BaseException:
@@ -312,11 +313,34 @@ async def _start(name: str, *, build: Build, settings: Settings, namespace: str)
     return ctx
 
 
+async def stop_consumers(broker: Any, *, timeout: float = 10.0) -> None:  # noqa: ASYNC109
+    """Stop every subscriber and wait (up to `timeout`) for its cancelled handlers to end.
+
+    FastStream's stop cancels a subscriber's tasks without awaiting them; awaiting them here
+    lets an in-flight handler finish its cancellation (an LLM call records its telemetry)
+    while the process still publishes. The broker stays connected.
+    """
+    subscribers = list(getattr(broker, "subscribers", ()))
+    tasks = [t for sub in subscribers for t in getattr(sub, "tasks", ()) if not t.done()]
+    results = await asyncio.gather(*(sub.stop() for sub in subscribers), return_exceptions=True)
+    for sub, result in zip(subscribers, results, strict=True):
+        if isinstance(result, Exception):
+            log.warning("stopping subscriber %s failed: %s", sub, result)
+    if tasks:
+        _, pending = await asyncio.wait(tasks, timeout=timeout)
+        if pending:
+            log.warning("%d consumer task(s) still running after %.0f s", len(pending), timeout)
+
+
 async def stop_service(ctx: ServiceContext) -> None:
     """Stop in reverse order: work first, then telemetry is drained before the broker goes."""
     for closer in reversed(ctx.closers):
         with contextlib.suppress(Exception):
             await closer()
+    # Consumers stop (their in-flight handlers end) while the sink still takes records: an
+    # LLM call that ends during shutdown is logged, then the queue is drained, then the
+    # broker closes.
+    await stop_consumers(ctx.broker)
     with contextlib.suppress(Exception):
         await ctx.telemetry.aclose()
     with contextlib.suppress(Exception):

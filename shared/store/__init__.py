@@ -77,6 +77,7 @@ from shared.store.models_learning import (
     Score,
     ThreadMessage,
 )
+from shared.store.models_pending import HeldChunk, PendingRelation
 from shared.store.models_provenance import (
     CURATED_FIELDS,
     ChangeBatch,
@@ -124,6 +125,7 @@ from shared.store.protocols import (
     TopicRepository,
 )
 from shared.store.protocols_audit import AuditRepository
+from shared.store.protocols_pending import PendingMergeRepository
 from shared.store.protocols_provenance import (
     ChangeLogRepository,
     CurationRepository,
@@ -198,6 +200,7 @@ __all__ = [
     "HandbookTreeRepository",
     "HeldChange",
     "HeldChangeRepository",
+    "HeldChunk",
     "IdempotencyRecord",
     "IdempotencyRepository",
     "ImportPlan",
@@ -216,6 +219,8 @@ __all__ = [
     "LockRepository",
     "MergeProgress",
     "MergeProgressRepository",
+    "PendingMergeRepository",
+    "PendingRelation",
     "ProposalRepository",
     "ProposalStatus",
     "ProvenanceRepository",

@@ -104,7 +104,11 @@ async def start_teams(ctx: ServiceContext, deps: TeamsDeps) -> TeamsHttpServer:
         ),
         sender=TeamsSender(adapter, app_id=mode.app_id),
         refs=ConversationRefs(ctx.store),
-        claims=ActivityClaims(kv=await open_claims(ctx.broker, namespace=ctx.namespace)),
+        claims=ActivityClaims(
+            kv=await open_claims(
+                ctx.broker, namespace=ctx.namespace, replicas=ctx.settings.nats_replicas
+            )
+        ),
     )
     server = TeamsHttpServer(
         adapter=adapter, bot=R42TeamsBot(gw), config=config, host=mode.host, port=mode.port

@@ -16,6 +16,7 @@ from shared.store.mongo.audit import audit_indexes
 from shared.store.mongo.client import DuplicateKeyError, MongoDb
 from shared.store.mongo.migrate_records import move_records
 from shared.store.mongo.migrate_state import move_settings, state_indexes
+from shared.store.mongo.pending import pending_collections
 from shared.store.mongo.queries import indexes, relation_id
 
 
@@ -100,6 +101,7 @@ MIGRATIONS: tuple[MongoMigration, ...] = (
         move_records,
     ),
     MongoMigration(10, "audit trail of admin actions", audit_indexes),
+    MongoMigration(12, "held chunk results and pending relations", pending_collections),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

@@ -16,6 +16,7 @@ from shared.store.mongo.kb import MongoKb, MongoRelations, MongoTopics
 from shared.store.mongo.leases import MongoIdempotency, MongoLocks
 from shared.store.mongo.migrations import current_version, migrate
 from shared.store.mongo.ops import MongoCurriculum, MongoHandbookSync, MongoLlmCalls
+from shared.store.mongo.pending import MongoPendingMerges
 from shared.store.mongo.provenance import MongoCuration, MongoProvenance
 from shared.store.mongo.quiz import MongoQuizAttempts, MongoScores
 from shared.store.mongo.records import (
@@ -65,6 +66,7 @@ class MongoStore:
         self.locks = MongoLocks(self.db)
         self.provenance = MongoProvenance(self.db)
         self.curation = MongoCuration(self.db)
+        self.pending_merges = MongoPendingMerges(self.db)
         self.held_changes = MongoHeldChanges(self.db)
         self.handbook_trees = MongoHandbookTrees(self.db)
         self.kb_version = MongoKbVersion(self.db)

@@ -19,6 +19,7 @@ from shared.store.sqlite.audit import audit_table
 from shared.store.sqlite.db import dumps, to_text
 from shared.store.sqlite.migrate_records import move_records
 from shared.store.sqlite.migrate_state import move_settings, provenance_tables, state_tables
+from shared.store.sqlite.pending import pending_tables
 
 _BASE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS topics (
@@ -243,6 +244,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         move_records,
     ),
     Migration(10, "audit trail of admin actions", audit_table),
+    Migration(12, "held chunk results and pending relations", pending_tables),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

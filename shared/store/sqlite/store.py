@@ -15,6 +15,7 @@ from shared.store.sqlite.kb import SqliteRelations, SqliteTopics, apply_changes
 from shared.store.sqlite.leases import SqliteIdempotency, SqliteLocks
 from shared.store.sqlite.migrations import current_version, migrate
 from shared.store.sqlite.ops import SqliteCurriculum, SqliteHandbookSync, SqliteLlmCalls
+from shared.store.sqlite.pending import SqlitePendingMerges
 from shared.store.sqlite.provenance import SqliteCuration, SqliteProvenance
 from shared.store.sqlite.quiz import SqliteQuizAttempts, SqliteScores
 from shared.store.sqlite.records import (
@@ -69,6 +70,7 @@ class SqliteStore:
         self.current_sources = SqliteCurrentSources(self.db)
         self.conversation_refs = SqliteConversationRefs(self.db)
         self.audit = SqliteAudit(self.db)
+        self.pending_merges = SqlitePendingMerges(self.db)
 
     @classmethod
     async def open(cls, path: str, *, busy_timeout_s: float = 30.0) -> SqliteStore:
