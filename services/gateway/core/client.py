@@ -20,6 +20,7 @@ from services.gateway.core.quiz import QuizCalls
 from services.gateway.core.reads import ReadCalls
 from services.gateway.core.reviews import ReviewCalls
 from services.gateway.core.sources import SourceCalls
+from services.gateway.core.stale import StaleCalls
 from shared.config import Settings
 from shared.store import Store
 
@@ -56,6 +57,7 @@ class GatewayClient:
         self.reads = ReadCalls(self.ctx)
         self.analysis = AnalysisCalls(self.ctx)
         self.curriculum = CurriculumCalls(self.ctx)
+        self.stale = StaleCalls(self.ctx)
 
     @property
     def settings(self) -> Settings:

@@ -17,6 +17,7 @@ from services.gateway.slack.listeners import (
     fallbacks,
     learn,
     quiz,
+    stale,
 )
 
 
@@ -32,7 +33,7 @@ def build_app(
         logger=logging.getLogger("services.gateway.bolt"),
     )
     assistant.register(app, gw)  # middleware: takes DM thread messages before `message`
-    for feature in (chat, learn, quiz, admin, analyze, curriculum):
+    for feature in (chat, learn, quiz, admin, analyze, curriculum, stale):
         feature.register(app, gw)
     fallbacks.register(app)  # last: Bolt runs the first listener that matches
     return app
