@@ -29,6 +29,7 @@ from services.extractor.kb_import import answer_import
 from services.extractor.offline import offline_plans
 from services.extractor.outcomes import ACTOR
 from services.extractor.sync_rpc import answer_sync
+from services.extractor.topic_rpc import topic_rpcs
 from services.extractor.uploads import (
     read_upload,
     register_staged,
@@ -154,6 +155,7 @@ def build(
             Rpc(GRAPH_ANALYZE_SUBJECT, GraphAnalyzeRequest, on_analyze, max_concurrency=1),
             Rpc(GRAPH_APPLY_SUBJECT, GraphApplyRequest, on_apply, max_concurrency=1),
             Rpc(GRAPH_UNDO_SUBJECT, GraphUndoRequest, on_undo, max_concurrency=1),
+            *topic_rpcs(deps),
         ],
         on_started=[sample],
         offline_plans=offline_plans(),

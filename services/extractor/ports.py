@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from shared.store import (
+    AuditRepository,
     ChunkMark,
     CurationRepository,
     FlagRepository,
@@ -78,6 +79,11 @@ class ExtractorStore(Protocol):
     @property
     def idempotency(self) -> IdempotencyRepository:
         """Short-lived records: stored graph-analysis plans."""
+        ...
+
+    @property
+    def audit(self) -> AuditRepository:
+        """Admin actions on the graph, refusals included."""
         ...
 
     async def apply_kb_changes(

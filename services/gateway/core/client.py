@@ -21,6 +21,7 @@ from services.gateway.core.reads import ReadCalls
 from services.gateway.core.reviews import ReviewCalls
 from services.gateway.core.sources import SourceCalls
 from services.gateway.core.stale import StaleCalls
+from services.gateway.core.topics import TopicCalls
 from shared.config import Settings
 from shared.store import Store
 
@@ -58,6 +59,7 @@ class GatewayClient:
         self.analysis = AnalysisCalls(self.ctx)
         self.curriculum = CurriculumCalls(self.ctx)
         self.stale = StaleCalls(self.ctx)
+        self.topics = TopicCalls(self.ctx)
 
     @property
     def settings(self) -> Settings:

@@ -18,6 +18,7 @@ from services.gateway.slack.listeners import (
     learn,
     quiz,
     stale,
+    topics,
 )
 
 
@@ -33,7 +34,7 @@ def build_app(
         logger=logging.getLogger("services.gateway.bolt"),
     )
     assistant.register(app, gw)  # middleware: takes DM thread messages before `message`
-    for feature in (chat, learn, quiz, admin, analyze, curriculum, stale):
+    for feature in (chat, learn, quiz, admin, topics, analyze, curriculum, stale):
         feature.register(app, gw)
     fallbacks.register(app)  # last: Bolt runs the first listener that matches
     return app

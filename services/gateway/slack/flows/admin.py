@@ -11,7 +11,7 @@ from services.gateway.slack.api import Blocks
 from services.gateway.slack.blocks import admin as ba
 from services.gateway.slack.blocks.home import home_view
 from services.gateway.slack.blocks.kit import escape, notice_blocks, section
-from services.gateway.slack.flows import analyze, curriculum, reviews, stale
+from services.gateway.slack.flows import analyze, curriculum, reviews, stale, topics
 from services.gateway.slack.flows.chat import conversation_key
 from services.gateway.slack.gateway import Reply, SlackGateway
 from shared.errors import BadInputError, BusError, R42Error
@@ -59,6 +59,8 @@ async def r42_command(
         elif sub == "diagnostics":
             diag = await client.reads.diagnostics(user_id=user)
             await respond(ba.diagnostics_blocks(diag), "Diagnostiek")
+        elif sub in ("topic", "onderwerp"):
+            await topics.topic_command(gw, user=user, query=rest, channel=channel, respond=respond)
         elif sub == "graph":
             view = await client.reads.graph(rest)
             await respond(ba.graph_blocks(view), view.topic.label)
