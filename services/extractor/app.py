@@ -65,6 +65,7 @@ from shared.bus.graph_rpc import (
     GraphUndoReply,
     GraphUndoRequest,
 )
+from shared.bus.objects import read_source_object
 from shared.errors import R42Error
 from shared.runtime.service import (
     Broadcast,
@@ -103,6 +104,13 @@ def build(
     ext = extractor or build_extractor_settings()
     deps = ExtractorDeps(store=ctx.store, publish=ctx.publish, limiter=ctx.limiter,
                          settings=ctx.settings, extractor=ext, tasks=SourceTasks())  # fmt: skip
+
+    async def read_object(name: str) -> bytes | None:
+        # An uploader's file in the r42-sources bucket (text_ref = its object name).
+        return await read_source_object(ctx.broker.connection, name,
+                                        max_bytes=ctx.settings.max_upload_bytes)  # fmt: skip
+
+    deps.read_object = read_object
     sub = partial(Subscription, max_deliver=ext.max_deliver, ack_wait=ext.ack_wait_s)
     sync_lock = asyncio.Lock()
 

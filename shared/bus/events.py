@@ -75,9 +75,13 @@ class SourceUploaded(Event):
 
     source_id: Id
     name: str = Field(min_length=1, max_length=500)
-    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
-    text_ref: str = Field(min_length=1, max_length=500, description="source_texts key")
-    size: NonNegativeInt = Field(description="Text size in bytes")
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="SHA-256 (hex) of the object")
+    text_ref: str = Field(
+        min_length=1, max_length=500,
+        description="Name of the object holding the file in the JetStream object store "
+        "bucket r42-sources (put it there first)",
+    )  # fmt: skip
+    size: NonNegativeInt = Field(description="Size of that object in bytes")
     uploaded_by: Id
 
 

@@ -54,12 +54,20 @@ RULES: dict[str, Rule] = {
         one_of=frozenset({"text", "blocks", "attachments", "markdown_text"}),
         one_of_error="no_text",
     ),
+    # Streamed answers are replies (thread_ts), as Slack and slack-sdk's chat_stream require.
     "chat.startStream": _rule(
         "channel thread_ts",
-        "markdown_text recipient_team_id recipient_user_id chunks task_display_mode",
+        "markdown_text recipient_team_id recipient_user_id chunks task_display_mode "
+        "icon_emoji icon_url username",
     ),
-    "chat.appendStream": _rule("channel ts", "markdown_text chunks"),
-    "chat.stopStream": _rule("channel ts", "markdown_text blocks metadata chunks"),
+    "chat.appendStream": Rule(
+        frozenset({"channel", "ts"}),
+        frozenset({"markdown_text", "chunks"}),
+        one_of=frozenset({"markdown_text", "chunks"}),
+        one_of_error="no_text",
+    ),
+    "chat.stopStream": _rule("channel ts", "markdown_text blocks metadata chunks session_status"),
+    "chat.delete": _rule("channel ts", "as_user"),
     "conversations.open": Rule(
         optional=frozenset({"users", "channel", "return_im", "prevent_creation"}),
         one_of=frozenset({"users", "channel"}),
@@ -104,6 +112,42 @@ def argument_error(method: str, args: dict[str, Any]) -> dict[str, Any] | None:
     if rule.one_of and not rule.one_of & given:
         return {"ok": False, "error": rule.one_of_error}
     return None
+
+
+# -- streaming ------------------------------------------------------------------------------
+
+MAX_MARKDOWN_TEXT = 12_000
+_CHUNK_TYPES = frozenset({"markdown_text", "task_update", "plan_update", "blocks"})
+
+
+def stream_error(method: str, args: dict[str, Any]) -> dict[str, Any] | None:
+    """Slack's refusal of a streaming call's text or chunks (None when ok)."""
+    if not method.startswith("chat.") or not method.endswith("Stream"):
+        return None
+    if len(str(args.get("markdown_text") or "")) > MAX_MARKDOWN_TEXT:
+        return {"ok": False, "error": "msg_too_long"}
+    chunks = args.get("chunks")
+    if chunks is None:
+        return None
+    if not isinstance(chunks, list):
+        return {"ok": False, "error": "invalid_chunks"}
+    for chunk in chunks:
+        if not isinstance(chunk, dict) or chunk.get("type") not in _CHUNK_TYPES:
+            return {"ok": False, "error": "invalid_chunks"}
+        if chunk["type"] == "markdown_text":
+            text = chunk.get("text")
+            if not isinstance(text, str) or not text or len(text) > MAX_MARKDOWN_TEXT:
+                return {"ok": False, "error": "invalid_chunks"}
+    return None
+
+
+def streamed_text(args: dict[str, Any]) -> str:
+    """The markdown a streaming call adds to the message (its text, then its text chunks)."""
+    text = str(args.get("markdown_text") or "")
+    for chunk in args.get("chunks") or []:
+        if isinstance(chunk, dict) and chunk.get("type") == "markdown_text":
+            text += str(chunk.get("text", ""))
+    return text
 
 
 # -- Block Kit ------------------------------------------------------------------------------

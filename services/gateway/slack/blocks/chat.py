@@ -48,6 +48,20 @@ def thinking_blocks() -> Blocks:
 def answer_messages(reply: ChatReply, *, turn_id: str) -> list[Blocks]:
     """R42's answer as one or more messages: text, sources, proposal chip, feedback buttons."""
     body = text_sections(reply.text or "…")
+    tail = answer_tail(reply, turn_id=turn_id)
+    messages = chunk_blocks(body)
+    tail_chars = sum(block_chars(b) for b in tail)
+    last = messages[-1]
+    if len(last) + len(tail) > MAX_MESSAGE_BLOCKS or (
+        sum(block_chars(b) for b in last) + tail_chars > MAX_MESSAGE_CHARS
+    ):
+        messages.append([])
+    messages[-1].extend(tail)
+    return messages
+
+
+def answer_tail(reply: ChatReply, *, turn_id: str) -> Blocks:
+    """What goes under an answer's text: sources, markers, the proposal chip, feedback."""
     tail: Blocks = []
     if reply.sources:
         labels = " · ".join(escape(s.label) for s in reply.sources[:20])
@@ -66,15 +80,7 @@ def answer_messages(reply: ChatReply, *, turn_id: str) -> list[Blocks]:
         )
     if not reply.refused and not reply.error_ref:
         tail.append(feedback_block(turn_id))
-    messages = chunk_blocks(body)
-    tail_chars = sum(block_chars(b) for b in tail)
-    last = messages[-1]
-    if len(last) + len(tail) > MAX_MESSAGE_BLOCKS or (
-        sum(block_chars(b) for b in last) + tail_chars > MAX_MESSAGE_CHARS
-    ):
-        messages.append([])
-    messages[-1].extend(tail)
-    return messages
+    return tail
 
 
 def feedback_block(turn_id: str) -> dict[str, Any]:

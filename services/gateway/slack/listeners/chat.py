@@ -48,6 +48,7 @@ def _register_messages(app: AsyncApp, gw: SlackGateway) -> None:
             text=str(event.get("text") or ""),
             thread_ts=thread_ts,
             correlation=str(key or event.get("ts", "")),
+            team=str(body.get("team_id") or event.get("team") or "") or None,
         )
 
     @app.event("app_mention")
