@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from services.extractor.admins import is_graph_admin
 from services.extractor.cancel import SourceTasks
 from services.extractor.config import ExtractOptions, ExtractorSettings
-from services.extractor.deltas import apply_decision
+from services.extractor.deltas import decide_suggestion
 from services.extractor.merge import merge_chunk
 from services.extractor.outcomes import ACTOR, Publish, fail_source, in_flow, mark_cancelled
 from services.extractor.ports import ExtractorStore
@@ -18,6 +18,7 @@ from services.extractor.runner import run_source
 from services.extractor.uploads import decode_upload, sha256_text
 from shared.bus import (
     ChunkExtracted,
+    KbDeltaApplied,
     KbDeltaDecided,
     KbDeltaProposed,
     SourceCancelled,
@@ -140,13 +141,33 @@ async def on_chunk_extracted(deps: ExtractorDeps, event: ChunkExtracted) -> None
 
 async def on_delta_decided(deps: ExtractorDeps, event: KbDeltaDecided) -> None:
     """kb.delta.decided → apply an approved delta or record a rejection (idempotent)."""
-    outcome = await apply_decision(
+    outcome, topics, relations = await decide_suggestion(
         store=deps.store,
         event=event,
         publish=in_flow(deps.publish, event.correlation_id),
         is_admin=deps.is_admin,
     )
     log.info("suggestion %s: %s", event.suggestion_id, outcome)
+    if outcome == "already_decided":
+        return  # the first decision already reported its outcome
+    suggestion = await deps.store.suggestions.get(event.suggestion_id)
+    await deps.publish(
+        KbDeltaApplied.caused_by(
+            event, actor=ACTOR, suggestion_id=event.suggestion_id, decision=event.decision,
+            decided_by=event.decided_by, outcome=outcome, topics=topics, relations=relations,
+            proposed_by=suggestion.proposed_by if suggestion else "",
+            event_id=derived_event_id(KbDeltaApplied.SUBJECT, event.suggestion_id),
+        )
+    )  # fmt: skip
+
+
+def delta_failed(event: KbDeltaDecided, error: str) -> KbDeltaApplied:
+    """The owner's report of a decision it could not apply (the suggestion stays pending)."""
+    return KbDeltaApplied.caused_by(
+        event, actor=ACTOR, suggestion_id=event.suggestion_id, decision=event.decision,
+        decided_by=event.decided_by, outcome="failed", error=error[:4000] or "unknown error",
+        event_id=derived_event_id(KbDeltaApplied.SUBJECT, event.event_id, "failed"),
+    )  # fmt: skip
 
 
 async def on_delta_proposed(deps: ExtractorDeps, event: KbDeltaProposed) -> None:

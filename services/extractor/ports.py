@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Protocol
 
 from shared.store import (
+    AuditRepository,
     ChunkMark,
     CurationRepository,
     FlagRepository,
     HandbookSyncRepository,
+    IdempotencyRepository,
     KbChangeResult,
     KbChanges,
     MergeProgressRepository,
@@ -78,6 +80,16 @@ class ExtractorStore(Protocol):
     @property
     def flags(self) -> FlagRepository:
         """Markers such as the sample handbook having been queued."""
+        ...
+
+    @property
+    def audit(self) -> AuditRepository:
+        """Admin actions on the graph, refusals included."""
+        ...
+
+    @property
+    def idempotency(self) -> IdempotencyRepository:
+        """Short-lived records: stored graph-analysis plans."""
         ...
 
     async def apply_kb_changes(

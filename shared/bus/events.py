@@ -175,6 +175,21 @@ class KbDeltaDecided(Event):
     delta: KbDelta
 
 
+class KbDeltaApplied(Event):
+    """The KG owner's outcome of a decision: applied, nothing new, rejected, or failed (why)."""
+
+    SUBJECT: ClassVar[str] = "kb.delta.applied"
+
+    suggestion_id: Id
+    decision: Decision
+    decided_by: Id
+    proposed_by: str = Field(default="", max_length=200)  # "" when the owner could not read it
+    outcome: Literal["applied", "nothing_to_apply", "rejected", "failed"]
+    topics: NonNegativeInt = 0
+    relations: NonNegativeInt = 0
+    error: str = Field(default="", max_length=4000)
+
+
 class KbUpdated(Event):
     """The knowledge graph changed (published by its one writer)."""
 
@@ -324,6 +339,7 @@ EVENT_MODELS: tuple[type[Event], ...] = (
     ChunkExtracted,
     KbDeltaProposed,
     KbDeltaDecided,
+    KbDeltaApplied,
     KbUpdated,
     ContentRequested,
     ContentReady,

@@ -54,6 +54,7 @@ from shared.llm.runtime import (
     reset_llm,
     use_runtime,
 )
+from shared.llm.stream import LLMStreamInterruptedError, StreamingProvider, TextSink
 from shared.llm.telemetry import (
     LLMCallRecord,
     LoggingSink,
@@ -80,6 +81,7 @@ __all__ = [
     "LLMOutputError",
     "LLMResult",
     "LLMRuntime",
+    "LLMStreamInterruptedError",
     "LLMTruncatedError",
     "LLMValidationError",
     "Limiter",
@@ -102,7 +104,9 @@ __all__ = [
     "ProviderReply",
     "ProviderRequest",
     "RetryPolicy",
+    "StreamingProvider",
     "TelemetrySink",
+    "TextSink",
     "Tool",
     "ToolUse",
     "Usage",

@@ -1,5 +1,8 @@
 """`call_llm`: the one entry point every service uses to talk to a model.
 
+Streaming (`on_text=`): shared.llm.stream; text goes to the sink as it comes, retries only
+before the first text, the same checks on the final message.
+
 Telemetry: exactly one `LLMCallRecord` per `call_llm` call (success, failure or
 cancellation), carrying the final attempt's usage; failed attempts that were retried
 are logged at INFO, not recorded, so ops counts and costs are per call.
@@ -18,6 +21,7 @@ from shared.llm.errors import (
     LLMBudgetExhaustedError,
     LLMBusyError,
     LLMHttpError,
+    LLMInputError,
     LLMOutputError,
     LLMTruncatedError,
     LLMValidationError,
@@ -29,6 +33,7 @@ from shared.llm.providers.base import ProviderReply
 from shared.llm.request import PreparedCall, prepare_call
 from shared.llm.result import LLMResult
 from shared.llm.runtime import LLMRuntime, get_runtime
+from shared.llm.stream import Emitter, TextSink, interrupted, stream_attempt
 from shared.llm.telemetry import LLMCallRecord, emit_safely, note_http_error
 from shared.llm.tools import Tool, ToolUse
 
@@ -52,8 +57,14 @@ async def call_llm(
     # The per-attempt HTTP timeout (the API contract's name); bound the whole call with
     # asyncio.timeout() if needed: cancellation is honoured and never retried.
     timeout: float | None = None,  # noqa: ASYNC109
+    on_text: TextSink | None = None,
 ) -> LLMResult:
-    """Call the configured model with retries, validation, limiting and telemetry."""
+    """Call the configured model with retries, validation, limiting and telemetry.
+
+    With `on_text`, the answer's text streams to it as the model writes it.
+    """
+    if on_text is not None and schema is not None:
+        raise LLMInputError("on_text streams a text answer; it cannot be combined with schema=")
     runtime = get_runtime()
     call = prepare_call(
         runtime,
@@ -71,10 +82,11 @@ async def call_llm(
     chosen_limiter = limiter if limiter is not None else runtime.limiter
     if not runtime.provider.rate_limited:
         chosen_limiter = None
+    emitter = Emitter(on_text) if on_text is not None else None
     started = time.perf_counter()
     try:
         reply: ProviderReply = await runtime.retry.retrying()(
-            _attempt, runtime, call, chosen_limiter
+            _attempt, runtime, call, chosen_limiter, emitter
         )
         call.reply = reply  # kept for the telemetry record even if interpreting it fails
         result = _interpret(runtime, call, reply, (time.perf_counter() - started) * 1000.0)
@@ -106,9 +118,9 @@ def _check_deadline(limiter: Limiter | None, model: str, *, until: float | None 
 
 
 async def _attempt(
-    runtime: LLMRuntime, call: PreparedCall, limiter: Limiter | None
+    runtime: LLMRuntime, call: PreparedCall, limiter: Limiter | None, emitter: Emitter | None
 ) -> ProviderReply:
-    """One HTTP attempt, bracketed by the limiter's acquire and settle."""
+    """One HTTP attempt (streamed with an emitter) between the limiter's acquire and settle."""
     _check_deadline(limiter, call.model)
     budget = current_budget()
     if budget is not None:
@@ -124,7 +136,10 @@ async def _attempt(
         except Exception:  # a broken limiter must not lose the call
             log.warning("llm limiter acquire failed; proceeding unlimited", exc_info=True)
     try:
-        reply = await runtime.provider.create(call.request)
+        if emitter is None:
+            reply = await runtime.provider.create(call.request)
+        else:
+            reply = await stream_attempt(runtime.provider, call.request, emitter)
     except LLMHttpError as exc:
         await _settle(limiter, permit, None)
         note_http_error(runtime.sink, model=call.model, status=exc.status)
@@ -139,6 +154,8 @@ async def _attempt(
                 _check_deadline(limiter, call.model, until=until)
             except LLMBusyError as busy:
                 raise busy from exc
+        if emitter is not None and emitter.emitted:
+            raise interrupted(exc, task=call.task) from exc
         raise
     except asyncio.CancelledError:
         raise  # the reservation is kept: conservative, and a cancelled task must not wait
