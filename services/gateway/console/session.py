@@ -128,7 +128,8 @@ class ConsoleSession(LearningCommands, AdminCommands):
         result = await self.client.chat.decide_proposal(
             proposal_id=reply.proposal.id, user_id=self.user, accept=accept
         )
-        self.out.print(Text(f"Voorstel: {result.status}. {result.message}".strip(), style="cyan"))
+        status = render.PROPOSAL_STATUS.get(result.status, result.status)
+        self.out.print(Text(f"Voorstel {status}. {result.message}".strip(), style="cyan"))
 
     async def clear(self, _arg: str) -> None:
         """Start a new conversation."""
