@@ -117,7 +117,6 @@ def ask_command(
     question: Annotated[str, typer.Argument(help="The message to send to R42.")] = "",
     user: Annotated[str, typer.Option("--user", help="User id (its thread is used).")] = "cli",
     name: Annotated[str, typer.Option("--name", help="Display name R42 sees.")] = "",
-    admin: Annotated[bool, typer.Option("--admin", help="Ask as an admin.")] = False,
     confirm: Annotated[
         bool, typer.Option("--confirm", help="Confirm the user's open proposal (or `ja`).")
     ] = False,
@@ -130,7 +129,10 @@ def ask_command(
     as_json: JsonOption = False,
     store: StoreOption = None,
 ) -> None:
-    """One full R42 turn in-process: prints the answer, its sources and any proposal."""
+    """One full R42 turn in-process: prints the answer, its sources and any proposal.
+
+    The user is an admin only when R42_ADMINS lists its --user id.
+    """
     if confirm and decline:
         fail("give --confirm or --decline, not both", code=2)
     if confirm or decline:
@@ -144,7 +146,7 @@ def ask_command(
     ):
         return
     try:
-        request = ChatRequest(user_id=user, user_name=name or user, is_admin=admin, text=question)
+        request = ChatRequest(user_id=user, user_name=name or user, text=question)
     except ValidationError as exc:
         fail(f"invalid input: {describe_validation(exc)}", code=2)
     url = store_url(store)

@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from services.cli.kb import StoreOption, run_on_store, store_url
+from services.cli.ops_audit import audit_command
 from shared.store import CallAggregate, LlmCall, Store
 
 
@@ -124,9 +125,10 @@ def register(app: typer.Typer) -> None:
     """Register the ops commands on the root app."""
     ops = typer.Typer(
         name="ops",
-        help="Operations: LLM call telemetry from the store.",
+        help="Operations: LLM call telemetry and the audit trail from the store.",
         no_args_is_help=True,
         pretty_exceptions_enable=False,
     )
     ops.command("calls")(calls_command)
+    ops.command("audit")(audit_command)
     app.add_typer(ops, name="ops")

@@ -86,7 +86,7 @@ async def chat_turn(
     truncated = len(text) > MAX_INPUT_CHARS
     if truncated:
         text = text[:MAX_INPUT_CHARS]
-    is_admin = effective_admin(request.is_admin, request.user_id, admins)
+    is_admin = effective_admin(request.user_id, admins)
     history = await load_thread(store, request.thread_key)
     asked_at = utcnow()
     try:

@@ -17,6 +17,7 @@ Provenance: `KbChanges.assertions` records which source chunks assert what in th
 write as the change; `provenance.retract` and `provenance.unasserted` find what no source
 asserts; `curation` marks admin-set fields; `apply_kb_changes(..., undo=UndoLabel(...))`
 logs a before-image that `undo_changes(batch)` turns back into a change.
+Audit: `audit` keeps every admin action and every refused attempt.
 """
 
 from shared.store._common import describe_validation, iso_week, normalise_question_key, utcnow
@@ -56,6 +57,7 @@ from shared.store.models import (
     TopicMetadata,
     TopicType,
 )
+from shared.store.models_audit import AUDIT_SURFACES, AuditEntry, AuditSurface
 from shared.store.models_learning import (
     CONTENT_KINDS,
     THREAD_MAX_MESSAGES,
@@ -120,6 +122,7 @@ from shared.store.protocols import (
     ThreadRepository,
     TopicRepository,
 )
+from shared.store.protocols_audit import AuditRepository
 from shared.store.protocols_provenance import (
     ChangeLogRepository,
     CurationRepository,
@@ -138,6 +141,7 @@ from shared.store.protocols_state import (
 )
 
 __all__ = [
+    "AUDIT_SURFACES",
     "CONTENT_KINDS",
     "CURATED_FIELDS",
     "LEARNING_RELEVANCES",
@@ -150,6 +154,9 @@ __all__ = [
     "AnswerResult",
     "Assertion",
     "AttemptAnswer",
+    "AuditEntry",
+    "AuditRepository",
+    "AuditSurface",
     "CallAggregate",
     "ChangeBatch",
     "ChangeLogRepository",

@@ -38,6 +38,7 @@ from shared.store.models_learning import (
 )
 from shared.store.models_provenance import UndoLabel
 from shared.store.models_telemetry import LLMCallRecord
+from shared.store.protocols_audit import AuditRepository
 from shared.store.protocols_provenance import (
     ChangeLogRepository,
     CurationRepository,
@@ -476,6 +477,10 @@ class Store(Protocol):
     @property
     def change_log(self) -> ChangeLogRepository:
         """Before-images of logged graph changes."""
+
+    @property
+    def audit(self) -> AuditRepository:
+        """Admin actions and refused attempts."""
 
     async def apply_kb_changes(
         self, changes: KbChanges, *, chunk: ChunkMark | None = None, undo: UndoLabel | None = None

@@ -7,6 +7,7 @@ from typing import Literal
 
 from shared.bus import SourceCompleted, SourceFailed, SourceProgress
 from shared.store import (
+    AuditEntry,
     CallAggregate,
     LeaderboardEntry,
     LlmCall,
@@ -125,3 +126,4 @@ class HomeData:
     pending: list[Suggestion] | None = None
     running: list[Source] | None = None
     week_cost_usd: float | None = None
+    audit: list[AuditEntry] | None = None

@@ -8,6 +8,8 @@ from services.gateway.core.models import Diagnostics, GraphView, HomeData
 from services.gateway.core.week import leaderboards, quiz_status, weekly_topic_of
 from shared.store import iso_week
 
+HOME_AUDIT_ENTRIES = 8
+
 
 class ReadCalls:
     """Views over the store and the quiz service that every surface renders."""
@@ -44,4 +46,5 @@ class ReadCalls:
             week_cost_usd=(await queries.diagnostics(store, recent=0)).week_cost_usd
             if admin
             else None,
+            audit=await store.audit.latest(limit=HOME_AUDIT_ENTRIES) if admin else None,
         )

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from shared.errors import StoreError
 from shared.store._common import normalise_question_key, utcnow
+from shared.store.mongo.audit import audit_indexes
 from shared.store.mongo.client import DuplicateKeyError, MongoDb
 from shared.store.mongo.migrate_state import move_settings, state_indexes
 from shared.store.mongo.queries import indexes, relation_id
@@ -92,6 +93,7 @@ MIGRATIONS: tuple[MongoMigration, ...] = (
         7, "assertions, topic curation, change log; topics by updated_at", state_indexes
     ),
     MongoMigration(8, "settings turn documents move into turns", move_settings),
+    MongoMigration(10, "audit trail of admin actions", audit_indexes),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

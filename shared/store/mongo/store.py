@@ -8,6 +8,7 @@ from pymongo.errors import PyMongoError
 
 from shared.store.models import ChunkMark, KbChangeResult, KbChanges
 from shared.store.models_provenance import UndoLabel
+from shared.store.mongo.audit import MongoAudit
 from shared.store.mongo.chat import MongoFeedback, MongoProposals, MongoUploadMessages
 from shared.store.mongo.client import MongoDb, mongo_errors, translate
 from shared.store.mongo.content import MongoContent, MongoQuizBanks
@@ -59,6 +60,7 @@ class MongoStore:
         self.provenance = MongoProvenance(self.db)
         self.curation = MongoCuration(self.db)
         self.change_log = MongoChangeLog(self.db)
+        self.audit = MongoAudit(self.db)
 
     @classmethod
     async def open(

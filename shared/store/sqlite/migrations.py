@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from shared.errors import StoreError
 from shared.store._common import normalise_question_key, utcnow
+from shared.store.sqlite.audit import audit_table
 from shared.store.sqlite.db import dumps, to_text
 from shared.store.sqlite.migrate_state import move_settings, provenance_tables, state_tables
 
@@ -234,6 +235,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "settings rows move into their own tables", move_settings),
     Migration(7, "assertions, topic curation, change log; topics by updated_at", provenance_tables),
     Migration(8, "chat turns table; settings turn rows move into it", move_settings),
+    Migration(10, "audit trail of admin actions", audit_table),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

@@ -7,6 +7,7 @@ from types import TracebackType
 
 from shared.store.models import ChunkMark, KbChangeResult, KbChanges
 from shared.store.models_provenance import UndoLabel
+from shared.store.sqlite.audit import SqliteAudit
 from shared.store.sqlite.chat import SqliteFeedback, SqliteProposals, SqliteUploadMessages
 from shared.store.sqlite.content import SqliteContent, SqliteQuizBanks
 from shared.store.sqlite.db import SqliteDb
@@ -61,6 +62,7 @@ class SqliteStore:
         self.provenance = SqliteProvenance(self.db)
         self.curation = SqliteCuration(self.db)
         self.change_log = SqliteChangeLog(self.db)
+        self.audit = SqliteAudit(self.db)
 
     @classmethod
     async def open(cls, path: str, *, busy_timeout_s: float = 30.0) -> SqliteStore:
