@@ -123,7 +123,8 @@ def load_files(paths: list[Path], *, max_bytes: int) -> list[tuple[str, str]]:
     file named on its own that R42 cannot read is refused (exit 2, one line).
     """
     candidates, skipped = expand_paths(paths)
-    loaded, problems = [], []
+    loaded: list[tuple[str, str]] = []
+    problems: list[str] = []
     for candidate in candidates:
         try:
             document = load_document(candidate.path, max_bytes=max_bytes, name=str(candidate.path))
