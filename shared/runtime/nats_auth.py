@@ -153,7 +153,9 @@ SERVICE_GRANTS: Mapping[str, Grants] = {
     "telemetry": Grants(publishes=(DEAD_LETTERS,), consumes=(_LLM,), kv=(LIMITS_BUCKET,)),
     "gateway": Grants(
         publishes=(*_GATEWAY_PUBLISHES, _LLM, DEAD_LETTERS), watches=_GATEWAY_WATCHES,
-        consumes=_SOURCE_OUTCOMES, calls=(*_CHAT, *_REFINE, *_SYNC, *_QUIZ),
+        # Durable consumers: Slack's answers survive a gateway restart (slack/handlers.py).
+        consumes=(*_SOURCE_OUTCOMES, "content.ready", "quiz.ready", "quiz.scored"),
+        calls=(*_CHAT, *_REFINE, *_SYNC, *_QUIZ),
         kv=(CLAIMS_BUCKET, LIMITS_BUCKET), objects=(SOURCES_BUCKET,),
     ),
 }  # fmt: skip
