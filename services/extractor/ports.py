@@ -5,13 +5,16 @@ from __future__ import annotations
 from typing import Protocol
 
 from shared.store import (
+    AuditRepository,
     ChunkMark,
     CurationRepository,
     FlagRepository,
     HandbookSyncRepository,
+    IdempotencyRepository,
     KbChangeResult,
     KbChanges,
     MergeProgressRepository,
+    PendingMergeRepository,
     RelationRepository,
     SettingsRepository,
     SourceRepository,
@@ -70,8 +73,23 @@ class ExtractorStore(Protocol):
         ...
 
     @property
+    def pending_merges(self) -> PendingMergeRepository:
+        """Chunk results held for their predecessors; relations waiting for an endpoint."""
+        ...
+
+    @property
     def flags(self) -> FlagRepository:
         """Markers such as the sample handbook having been queued."""
+        ...
+
+    @property
+    def audit(self) -> AuditRepository:
+        """Admin actions on the graph, refusals included."""
+        ...
+
+    @property
+    def idempotency(self) -> IdempotencyRepository:
+        """Short-lived records: stored graph-analysis plans."""
         ...
 
     async def apply_kb_changes(

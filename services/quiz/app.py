@@ -10,8 +10,9 @@ from services.quiz.attempts import QuizConfig, expire_idle_attempts
 from services.quiz.handlers import QuizHandlers
 from services.quiz.offline import offline_plans
 from services.quiz.ports import QuizStore
+from services.quiz.topic_removed import drop_removed_banks
 from services.quiz.week import answer_leaderboard, answer_status
-from shared.bus import Event, QuizAnswered, QuizRequested
+from shared.bus import Event, KbUpdated, QuizAnswered, QuizRequested
 from shared.bus.quiz_rpc import (
     LEADERBOARD_SUBJECT,
     QUIZ_STATUS_SUBJECT,
@@ -48,6 +49,9 @@ def build(ctx: ServiceContext, *, config: QuizConfig | None = None) -> ServiceSp
     async def board(request: LeaderboardRequest) -> LeaderboardReply:
         return await answer_leaderboard(request, store=ctx.store)
 
+    async def on_kb(event: KbUpdated) -> None:
+        await drop_removed_banks(ctx.store, event.removed_ids)
+
     async def sweep() -> None:
         await sweep_idle(ctx.store, config)
 
@@ -56,6 +60,7 @@ def build(ctx: ServiceContext, *, config: QuizConfig | None = None) -> ServiceSp
         subscriptions=[
             Subscription(QuizRequested, "quiz-requested", handlers.on_requested, max_workers=2),
             Subscription(QuizAnswered, "quiz-answered", handlers.on_answered, max_workers=4),
+            Subscription(KbUpdated, "quiz-kb", on_kb),
         ],
         rpc=[
             Rpc(QUIZ_STATUS_SUBJECT, QuizStatusRequest, status),

@@ -28,6 +28,7 @@ from nats.errors import NoRespondersError
 from pydantic import BaseModel, ValidationError
 
 from shared.bus.registry import describe_validation_error
+from shared.bus.rpc_chunks import streamed_reply
 from shared.bus.subjects import RPC_PREFIX, check_async_handler, ns_subject, validate_subject
 from shared.errors import (
     BadInputError,
@@ -107,7 +108,9 @@ class RpcServer[Req: BaseModel]:
     async def _answer(self, msg: Msg) -> None:
         try:
             with observe_rpc_server(self.subject, msg.headers) as seen:
-                body, headers = await self._reply_for(msg.data)
+                # A caller that asked for chunks gets them before this reply (rpc_chunks).
+                async with streamed_reply(self._nc, msg.reply, msg.headers):
+                    body, headers = await self._reply_for(msg.data)
                 seen.outcome = (headers or {}).get(ERROR_HEADER, "ok")
             if msg.reply and self._nc is not None:
                 await self._nc.publish(msg.reply, body, headers=headers)

@@ -12,13 +12,13 @@ from typing import Literal
 
 import nkeys
 
+from shared.bus.objects import SOURCES_BUCKET as SOURCES_BUCKET
 from shared.bus.registry import REGISTRY
+from shared.bus.rpc_chunks import MAX_CHUNKS
 from shared.bus.streams import STREAMS, stream_for_subject
 from shared.bus.subjects import FAILED_PREFIX, RPC_PREFIX
 from shared.errors import BadInputError, ConfigError
 
-SOURCES_BUCKET = "r42-sources"
-"""The JetStream object store an uploader puts source files into."""
 LIMITS_BUCKET = "r42_limits"
 CLAIMS_BUCKET = "r42_gateway_claims"
 USERS_DIR = "users"
@@ -85,9 +85,10 @@ class Grants:
             "subscribe": {"allow": _dedupe(sub)},
         }
         if self.serves:
-            # Answer a request on its reply subject (the caller's inbox), once, within 5 min
-            # (a chat turn with tool calls can take longer than one LLM timeout).
-            perms["allow_responses"] = {"max": 1, "expires": "5m"}
+            # Answer a request on its reply subject (the caller's inbox) within 5 min (a chat
+            # turn with tool calls can take longer than one LLM timeout): the reply, after at
+            # most MAX_CHUNKS streamed chunks when the caller asked for them.
+            perms["allow_responses"] = {"max": MAX_CHUNKS + 1, "expires": "5m"}
         return perms
 
 
@@ -127,12 +128,13 @@ _GATEWAY_PUBLISHES = (
 )  # fmt: skip
 _GATEWAY_WATCHES = (
     *_SOURCE_OUTCOMES, "content.ready", "quiz.ready", "quiz.scored", "kb.updated",
+    "kb.delta.applied",
 )  # fmt: skip
 
 SERVICE_GRANTS: Mapping[str, Grants] = {
     "extractor": Grants(
-        publishes=(*_SOURCE_OUTCOMES, "source.uploaded", "chunk.extracted", "kb.updated", _LLM,
-                   DEAD_LETTERS),
+        publishes=(*_SOURCE_OUTCOMES, "source.uploaded", "chunk.extracted", "kb.updated",
+                   "kb.delta.applied", _LLM, DEAD_LETTERS),
         consumes=("source.uploaded", "source.cancelled", "chunk.extracted", "kb.delta.proposed",
                   "kb.delta.decided"),
         serves=_SYNC, kv=(LIMITS_BUCKET,), objects=(SOURCES_BUCKET,),
@@ -154,7 +156,8 @@ SERVICE_GRANTS: Mapping[str, Grants] = {
     "gateway": Grants(
         publishes=(*_GATEWAY_PUBLISHES, _LLM, DEAD_LETTERS), watches=_GATEWAY_WATCHES,
         # Durable consumers: Slack's answers survive a gateway restart (slack/handlers.py).
-        consumes=(*_SOURCE_OUTCOMES, "content.ready", "quiz.ready", "quiz.scored"),
+        consumes=(*_SOURCE_OUTCOMES, "kb.delta.applied", "content.ready", "quiz.ready",
+                  "quiz.scored"),
         calls=(*_CHAT, *_REFINE, *_SYNC, *_QUIZ),
         kv=(CLAIMS_BUCKET, LIMITS_BUCKET), objects=(SOURCES_BUCKET,),
     ),

@@ -9,7 +9,17 @@ from slack_bolt.logger.messages import warning_client_prioritized_and_token_skip
 from slack_sdk.web.async_client import AsyncWebClient
 
 from services.gateway.slack.gateway import SlackGateway
-from services.gateway.slack.listeners import admin, assistant, chat, fallbacks, learn, quiz
+from services.gateway.slack.listeners import (
+    admin,
+    analyze,
+    assistant,
+    chat,
+    curriculum,
+    fallbacks,
+    learn,
+    quiz,
+    topics,
+)
 
 
 class _TokenFromEnvironment(logging.Filter):
@@ -37,7 +47,7 @@ def build_app(
         logger=logger,
     )
     assistant.register(app, gw)  # middleware: takes DM thread messages before `message`
-    for feature in (chat, learn, quiz, admin):
+    for feature in (chat, learn, quiz, admin, topics, analyze, curriculum):
         feature.register(app, gw)
     fallbacks.register(app)  # last: Bolt runs the first listener that matches
     return app
