@@ -169,3 +169,17 @@ async def resolved_action(
         await gw.api.ephemeral(target, user, text)
         return
     await submitted(gw, action=action, channel=channel)
+
+
+async def card_to_dm(gw: SlackGateway, *, user: str, topic_id: str, reply: Reply) -> None:
+    """App Home's card button: the card (actions for admins) and its picture in the DM."""
+    try:
+        card = await gw.client.topics.card(topic_id)
+        dm = await gw.api.dm_channel(user)
+        blocks = bt.card_blocks(card, admin=gw.client.is_admin(user),
+                                picture_note="de afbeelding staat hieronder")  # fmt: skip
+        await gw.api.post(dm, blocks, text=card.topic.label)
+        await gw.api.upload_png(dm, neighbourhood_png(card), filename=f"{card.topic.id}.png",
+                                title=f"Omgeving van {card.topic.label}")  # fmt: skip
+    except Exception as exc:
+        await reply.private(user_message(exc))
