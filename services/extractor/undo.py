@@ -122,6 +122,12 @@ async def undo(
         relations_upsert=[r for r in relations if r.source not in created
                           and r.target not in created],
     ))  # fmt: skip
+    # An upsert never loosens a lock (extraction must not), so undoing a lock unlocks here.
+    unlocked = {t.id: t for t in restore if not t.relevance_locked}
+    for now in await store.topics.get_many(unlocked):
+        if now.relevance_locked:
+            before = unlocked[now.id]
+            await store.topics.set_relevance(now.id, before.learning_relevance, lock=False)
     await store.settings.delete(f"undo:{undo_id}")
     await store.settings.set(_LOG, [i for i in log if i != undo_id])
     return undo_id, result, sorted({t.id for t in restore} | set(created))
