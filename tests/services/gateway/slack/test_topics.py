@@ -286,3 +286,16 @@ async def test_app_home_card_button_posts_the_card_to_the_dm(
     assert posted.args["channel"] == "DADMIN1" and bt.EDIT in all_text(posted)
     (upload,) = await fake_slack.wait_for("files.completeUploadExternal")
     assert upload.args.get("channel_id") == "DADMIN1"
+
+
+async def test_merge_needs_the_exact_topic_and_answers_in_the_dm_when_ephemeral_fails(
+    owner: Gateway, fake_slack: FakeSlack
+) -> None:
+    fake_slack.overrides["chat.postEphemeral"] = {"ok": False, "error": "channel_not_found"}
+    meta = bt.metadata("vakantie", "C0NOTMEMBER")
+    await submit(owner, view_submission(bt.MERGE_VIEW, {bt.INTO: {bt.INTO: text("Verl")}},
+                                        user=ADMIN, metadata=meta))  # fmt: skip
+    (told,) = await fake_slack.wait_for("chat.postMessage")
+    assert told.args["channel"] == "DADMIN1" and "noem het onderwerp precies" in all_text(told)
+    assert await owner.ctx.store.topics.get("vakantie") is not None
+    assert await owner.ctx.store.audit.latest() == []
