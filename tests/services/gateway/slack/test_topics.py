@@ -299,3 +299,14 @@ async def test_merge_needs_the_exact_topic_and_answers_in_the_dm_when_ephemeral_
     assert told.args["channel"] == "DADMIN1" and "noem het onderwerp precies" in all_text(told)
     assert await owner.ctx.store.topics.get("vakantie") is not None
     assert await owner.ctx.store.audit.latest() == []
+
+
+async def test_cancelled_delete_shows_the_card_again(owner: Gateway, fake_slack: FakeSlack) -> None:
+    await owner.action(bt.DELETE, "verlof", user=ADMIN, channel=CHANNEL, ephemeral=True)
+    await fake_slack.wait_for("respond")
+    await owner.action(bt.DELETE_CANCEL, "verlof", user=ADMIN, channel=CHANNEL, ephemeral=True)
+    card = (await fake_slack.wait_for("respond", 2))[1]
+    assert card.args["replace_original"] is True and bt.EDIT in all_text(card)
+    ok_blocks(card.args["blocks"])
+    assert await owner.ctx.store.topics.get("verlof") is not None
+    assert await owner.ctx.store.audit.latest() == []
