@@ -6,15 +6,22 @@ from typing import Protocol
 
 from shared.store import (
     AuditRepository,
+    ChangeLogRepository,
     ChunkMark,
     CurationRepository,
+    CurrentSourceRepository,
     FlagRepository,
     HandbookSyncRepository,
+    HandbookTreeRepository,
+    HeldChangeRepository,
+    IdempotencyRepository,
     KbChangeResult,
     KbChanges,
+    KbVersionRepository,
     MergeProgressRepository,
+    PendingMergeRepository,
+    ProvenanceRepository,
     RelationRepository,
-    SettingsRepository,
     SourceRepository,
     SourceTextRepository,
     SuggestionRepository,
@@ -61,13 +68,43 @@ class ExtractorStore(Protocol):
         ...
 
     @property
-    def settings(self) -> SettingsRepository:
-        """Provenance, hold and tree-cache records (until they get typed repositories)."""
+    def provenance(self) -> ProvenanceRepository:
+        """Which sources assert each topic and relation."""
+        ...
+
+    @property
+    def current_sources(self) -> CurrentSourceRepository:
+        """The current source of each document name."""
+        ...
+
+    @property
+    def held_changes(self) -> HeldChangeRepository:
+        """Extractions over the bulk bound, held for review."""
+        ...
+
+    @property
+    def change_log(self) -> ChangeLogRepository:
+        """Before-images of bulk changes, for undo."""
+        ...
+
+    @property
+    def handbook_trees(self) -> HandbookTreeRepository:
+        """The cached handbook folder listings."""
+        ...
+
+    @property
+    def kb_version(self) -> KbVersionRepository:
+        """The chained version hash kb.updated carries."""
         ...
 
     @property
     def merge_progress(self) -> MergeProgressRepository:
         """Running merge counts per source."""
+        ...
+
+    @property
+    def pending_merges(self) -> PendingMergeRepository:
+        """Chunk results held for their predecessors; relations waiting for an endpoint."""
         ...
 
     @property
@@ -78,6 +115,11 @@ class ExtractorStore(Protocol):
     @property
     def audit(self) -> AuditRepository:
         """Admin actions on the graph, refusals included."""
+        ...
+
+    @property
+    def idempotency(self) -> IdempotencyRepository:
+        """Short-lived records: stored graph-analysis plans."""
         ...
 
     async def apply_kb_changes(

@@ -10,6 +10,7 @@ from services.gateway.core.models import HomeData
 from services.gateway.slack import ids
 from services.gateway.slack.blocks.admin import STATUS_ICONS
 from services.gateway.slack.blocks.audit import audit_home_blocks
+from services.gateway.slack.blocks.feedback import feedback_home_blocks
 from services.gateway.slack.blocks.kit import (
     MAX_VIEW_BLOCKS,
     Blocks,
@@ -92,4 +93,4 @@ def _admin_blocks(data: HomeData) -> Blocks:
     blocks.append(section(f"*LLM-kosten deze week:* ${cost:.4f}"))
     weekly = data.weekly
     topic = home_blocks(weekly.topic_id if weekly else None, weekly.label if weekly else "")
-    return blocks + topic + audit_home_blocks(data.audit)
+    return blocks + feedback_home_blocks(data.feedback) + topic + audit_home_blocks(data.audit)
