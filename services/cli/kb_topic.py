@@ -16,6 +16,7 @@ import re
 from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
 
 from services.cli.kb import StoreOption, fail
 from shared.bus import request as rpc_request
@@ -86,9 +87,8 @@ def _run(request: TopicAction | TopicCardRequest, store: str | None) -> Any:
 def _action(**fields: Any) -> TopicAction:
     try:
         return TopicAction.model_validate({"surface": "cli", **fields})
-    except ValueError as exc:  # pydantic's ValidationError is a ValueError
-        detail = describe_validation(exc) if hasattr(exc, "errors") else str(exc)  # type: ignore[arg-type]
-        fail(detail)
+    except ValidationError as exc:
+        fail(describe_validation(exc))
 
 
 def _report(reply: TopicReply, *, done: str) -> None:
@@ -173,8 +173,8 @@ def edit_command(
         fail("nothing to change: give --label, --type, --description, --relevance, --lock/--unlock")
     try:
         edit = TopicEdit.model_validate(fields)
-    except ValueError as exc:
-        fail(describe_validation(exc))  # type: ignore[arg-type]
+    except ValidationError as exc:
+        fail(describe_validation(exc))
     request = _action(actor=actor or default_actor(), action="edit", topic_id=topic_id, edit=edit)
     reply: TopicReply = _run(request, store)
     before = reply.before or {}
@@ -226,8 +226,8 @@ def _relation_command(action: str) -> Any:
             relation = RelationSpec.model_validate(
                 {"other": other, "type": type_, "outgoing": not incoming}
             )
-        except ValueError as exc:
-            fail(describe_validation(exc))  # type: ignore[arg-type]
+        except ValidationError as exc:
+            fail(describe_validation(exc))
         request = _action(actor=actor or default_actor(), action=action, topic_id=topic_id,
                           relation=relation)  # fmt: skip
         reply: TopicReply = _run(request, store)

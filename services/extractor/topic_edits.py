@@ -29,6 +29,7 @@ from shared.store import (
     TopicMetadata,
     describe_validation,
 )
+from shared.store.models_provenance import check_curated
 
 EDITABLE = ("label", "type", "description", "learning_relevance")
 _TEXT_FIELDS = ("label", "type", "description")
@@ -154,9 +155,10 @@ async def edit_topic(
     if topic.relevance_locked and ({"learning_relevance", "relevance_locked"} & set(updates)):
         # An upsert never loosens a lock (extraction must not): an admin's edit sets it here.
         await store.topics.set_relevance(topic.id, new.learning_relevance, lock=locked)
-    marked = [f for f in _TEXT_FIELDS if f in updates] + (["learning_relevance"] if locked else [])
+    # The relevance is curated through the lock alone (so an undo that unlocks frees it).
+    marked = [f for f in _TEXT_FIELDS if f in updates]
     if marked:
-        await store.curation.mark(topic.id, marked, by=request.actor)  # type: ignore[arg-type]
+        await store.curation.mark(topic.id, check_curated(marked), by=request.actor)
     if not locked:
         await store.curation.unmark(topic.id, ["learning_relevance"])
     await _announce(

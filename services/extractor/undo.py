@@ -118,5 +118,11 @@ async def undo(
     if batch is None or batch.undone_at is not None:
         raise NotFoundError(f"no recorded change {undo_id!r} (see `r42 graph undo --list`)")
     result = await store.apply_kb_changes(undo_changes(batch))
+    # An upsert never loosens a lock (extraction must not), so undoing a lock unlocks here.
+    unlocked = {t.id: t for t in batch.topics_before if not t.relevance_locked}
+    for now in await store.topics.get_many(unlocked):
+        if now.relevance_locked:
+            before = unlocked[now.id]
+            await store.topics.set_relevance(now.id, before.learning_relevance, lock=False)
     await store.change_log.mark_undone(undo_id, by=by)  # after the write: a failure can retry
     return undo_id, result, sorted({t.id for t in batch.topics_before} | set(batch.topics_absent))

@@ -178,3 +178,21 @@ def test_bad_input_is_one_clear_error_and_changes_nothing(env: dict[str, str]) -
         result = r42(env, "kb", "topic", *args)
         assert result.exit_code == 1, (args, result.output)
         assert message in result.output, (args, result.output)
+
+
+def test_graph_undo_restores_an_edit_including_the_lock(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    ingest(env, tmp_path / "rollen.md", HANDBOOK)
+    result = r42(env, "kb", "topic", "edit", "product-owner", "--relevance", "core", "--lock",
+                 "--label", "Product Owner")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    undo_id = result.output.split("r42 graph undo ")[1].split("`")[0]
+    undone = r42(env, "graph", "undo", undo_id)
+    assert undone.exit_code == 0, undone.output
+    back = topic(env, "product-owner")
+    assert (back.label, back.learning_relevance, back.relevance_locked) == (
+        "Product owner", "standard", False
+    )  # fmt: skip
+    ingest(env, tmp_path / "rollen.md", HANDBOOK + "\nNog een zin over de product owner.\n")
+    assert topic(env, "product-owner").relevance_locked is False

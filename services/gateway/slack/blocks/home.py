@@ -24,6 +24,7 @@ from services.gateway.slack.blocks.kit import (
     truncate,
 )
 from services.gateway.slack.blocks.quiz import ranking_text
+from services.gateway.slack.blocks.topics import home_blocks
 
 
 def home_view(data: HomeData, *, user_id: str) -> dict[str, Any]:
@@ -90,4 +91,6 @@ def _admin_blocks(data: HomeData) -> Blocks:
         blocks.append(section("*Lopende bronnen:* geen"))
     cost = data.week_cost_usd or 0.0
     blocks.append(section(f"*LLM-kosten deze week:* ${cost:.4f}"))
-    return blocks + feedback_home_blocks(data.feedback) + audit_home_blocks(data.audit)
+    weekly = data.weekly
+    topic = home_blocks(weekly.topic_id if weekly else None, weekly.label if weekly else "")
+    return blocks + feedback_home_blocks(data.feedback) + topic + audit_home_blocks(data.audit)

@@ -37,6 +37,7 @@ UNRELATE = "r42_topic_unrelate"
 DELETE = "r42_topic_delete"
 DELETE_CONFIRM = "r42_topic_delete_confirm"
 DELETE_CANCEL = "r42_topic_delete_cancel"
+CARD = "r42_topic_card"
 EDIT_VIEW, MERGE_VIEW = "r42_topic_edit_view", "r42_topic_merge_view"
 RELATE_VIEW, UNRELATE_VIEW = "r42_topic_relate_view", "r42_topic_unrelate_view"
 ACTIONS_BLOCK = "r42_topic_actions"
@@ -241,3 +242,15 @@ def unrelate_modal(card: TopicCard, *, channel: str) -> dict[str, Any]:
         blocks=[InputBlock(block_id=RELATION, label="Relatie",
                            element=StaticSelectElement(action_id=RELATION, options=options))],
     ).to_dict()  # fmt: skip
+
+
+def home_blocks(weekly_topic_id: str | None, label: str = "") -> Blocks:
+    """App Home for admins: open the week's topic card in the DM, or any with /r42 topic."""
+    how = context("Een onderwerp bekijken of bewerken: `/r42 topic NAAM`.")
+    if not weekly_topic_id:
+        return [how]
+    return [
+        section(f"*Onderwerpkaart:* {escape(label)} (onderwerp van deze week)"),
+        ActionsBlock(elements=[button("Kaart in je DM", CARD, weekly_topic_id)]).to_dict(),
+        how,
+    ]

@@ -19,7 +19,8 @@ from services.gateway.slack.blocks import topics as bt
 from services.gateway.slack.blocks.kit import escape, notice_blocks
 from services.gateway.slack.gateway import Reply, SlackGateway
 from shared.bus.topic_rpc import RelationSpec, TopicAction, TopicEdit, TopicReply
-from shared.errors import R42Error
+from shared.errors import BadInputError, R42Error
+from shared.kb import fold_text
 
 log = logging.getLogger(__name__)
 
@@ -135,8 +136,22 @@ async def submitted(gw: SlackGateway, *, action: TopicAction, channel: str) -> N
             card_blocks = bt.card_blocks(card, admin=gw.client.is_admin(user))
     except Exception as exc:
         text = f":warning: {user_message(exc)}"
-    target = channel or await gw.api.dm_channel(user)
-    await gw.api.ephemeral(target, user, text, blocks=[*notice_blocks(text), *card_blocks])
+    await tell(
+        gw, user=user, channel=channel, text=text, blocks=[*notice_blocks(text), *card_blocks]
+    )
+
+
+async def tell(
+    gw: SlackGateway, *, user: str, channel: str, text: str, blocks: Blocks | None = None
+) -> None:
+    """An ephemeral answer where the modal was opened; the DM when that fails (not a member)."""
+    if channel:
+        try:
+            await gw.api.ephemeral(channel, user, text, blocks=blocks)
+            return
+        except R42Error:
+            log.info("no ephemeral in %s; answering %s in the DM", channel, user)
+    await gw.api.post(await gw.api.dm_channel(user), blocks or notice_blocks(text), text=text)
 
 
 def edit_action(user: str, topic_id: str, values: dict[str, Any]) -> TopicAction:
@@ -153,7 +168,12 @@ async def resolved_action(
 ) -> None:  # fmt: skip
     """Merge or add a relation: the other topic named by id or label, then submitted()."""
     try:
-        other_id = (await gw.client.topics.card(other)).topic.id
+        found = (await gw.client.topics.card(other)).topic
+        # Merging is destructive: the id or the full name, never a partial match.
+        if other not in (found.id, found.label) and fold_text(other) != fold_text(found.label):
+            raise BadInputError(f"noem het onderwerp precies (id of volledige naam), bijvoorbeeld "
+                                f"`{found.id}`")  # fmt: skip
+        other_id = found.id
         if kind == "merge":
             action = TopicAction(actor=user, surface="slack", action="merge", topic_id=topic_id,
                                  into=other_id)  # fmt: skip
@@ -164,8 +184,21 @@ async def resolved_action(
             action = TopicAction(actor=user, surface="slack", action="relation_add",
                                  topic_id=topic_id, relation=spec)  # fmt: skip
     except (R42Error, ValueError) as exc:
-        target = channel or await gw.api.dm_channel(user)
         text = f":warning: {user_message(exc) if isinstance(exc, R42Error) else 'Dat kan niet.'}"
-        await gw.api.ephemeral(target, user, text)
+        await tell(gw, user=user, channel=channel, text=text)
         return
     await submitted(gw, action=action, channel=channel)
+
+
+async def card_to_dm(gw: SlackGateway, *, user: str, topic_id: str, reply: Reply) -> None:
+    """App Home's card button: the card (actions for admins) and its picture in the DM."""
+    try:
+        card = await gw.client.topics.card(topic_id)
+        dm = await gw.api.dm_channel(user)
+        blocks = bt.card_blocks(card, admin=gw.client.is_admin(user),
+                                picture_note="de afbeelding staat hieronder")  # fmt: skip
+        await gw.api.post(dm, blocks, text=card.topic.label)
+        await gw.api.upload_png(dm, neighbourhood_png(card), filename=f"{card.topic.id}.png",
+                                title=f"Omgeving van {card.topic.label}")  # fmt: skip
+    except Exception as exc:
+        await reply.private(user_message(exc))

@@ -75,6 +75,15 @@ def _register_buttons(app: AsyncApp, gw: SlackGateway) -> None:
                 name="topic-modal",
             )  # fmt: skip
 
+    @app.action(bt.CARD)
+    async def card(ack: Any, body: dict[str, Any], respond: Any) -> None:
+        await ack()
+        bg.spawn(
+            topics.card_to_dm(gw, user=user_of(body), topic_id=action_value(body)[1],
+                              reply=interaction_reply(gw, body, respond)),
+            name="topic-card",
+        )  # fmt: skip
+
     @app.action(bt.DELETE)
     async def delete(ack: Any, body: dict[str, Any], respond: Any) -> None:
         await ack()

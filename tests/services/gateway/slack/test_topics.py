@@ -255,3 +255,58 @@ async def test_every_action_by_a_non_admin_is_refused_and_audited(
     assert topic is not None and topic.learning_relevance == "standard"
     assert len(await store.relations.list(topic_id="verlof")) == 2
     assert await store.topics.get("vakantie") is not None
+
+
+async def test_app_home_card_button_posts_the_card_to_the_dm(
+    owner: Gateway, fake_slack: FakeSlack
+) -> None:
+    from services.gateway.core.models import HomeData, Leaderboards, WeeklyTopic
+    from services.gateway.slack.blocks.home import home_view
+
+    data = HomeData(weekly=WeeklyTopic(week="2026-W10", topic_id="verlof", label="Verlof"),
+                    attempt=None, week_points=0,
+                    leaderboards=Leaderboards(week="2026-W10", weekly=[], all_time=[]),
+                    pending=[], running=[], week_cost_usd=0.0, audit=[])  # fmt: skip
+    view = home_view(data, user_id=ADMIN)
+    ok_blocks(view["blocks"], max_blocks=100)
+    assert bt.CARD in json.dumps(view)
+    payload = {
+        "type": "block_actions",
+        "team": {"id": "T0FAKE", "domain": "respellion"},
+        "user": {"id": ADMIN, "username": "admin", "team_id": "T0FAKE"},
+        "api_app_id": "A0FAKE",
+        "container": {"type": "view", "view_id": "V0HOME"},
+        "trigger_id": "111.333.valid",
+        "view": {"id": "V0HOME", "type": "home", "blocks": view["blocks"]},
+        "actions": [{"action_id": bt.CARD, "block_id": "b1", "value": "verlof", "type": "button",
+                     "action_ts": str(time.time())}],
+    }  # fmt: skip
+    await owner.send_form({"payload": json.dumps(payload)})
+    (posted,) = await fake_slack.wait_for("chat.postMessage")
+    assert posted.args["channel"] == "DADMIN1" and bt.EDIT in all_text(posted)
+    (upload,) = await fake_slack.wait_for("files.completeUploadExternal")
+    assert upload.args.get("channel_id") == "DADMIN1"
+
+
+async def test_merge_needs_the_exact_topic_and_answers_in_the_dm_when_ephemeral_fails(
+    owner: Gateway, fake_slack: FakeSlack
+) -> None:
+    fake_slack.overrides["chat.postEphemeral"] = {"ok": False, "error": "channel_not_found"}
+    meta = bt.metadata("vakantie", "C0NOTMEMBER")
+    await submit(owner, view_submission(bt.MERGE_VIEW, {bt.INTO: {bt.INTO: text("Verl")}},
+                                        user=ADMIN, metadata=meta))  # fmt: skip
+    (told,) = await fake_slack.wait_for("chat.postMessage")
+    assert told.args["channel"] == "DADMIN1" and "noem het onderwerp precies" in all_text(told)
+    assert await owner.ctx.store.topics.get("vakantie") is not None
+    assert await owner.ctx.store.audit.latest() == []
+
+
+async def test_cancelled_delete_shows_the_card_again(owner: Gateway, fake_slack: FakeSlack) -> None:
+    await owner.action(bt.DELETE, "verlof", user=ADMIN, channel=CHANNEL, ephemeral=True)
+    await fake_slack.wait_for("respond")
+    await owner.action(bt.DELETE_CANCEL, "verlof", user=ADMIN, channel=CHANNEL, ephemeral=True)
+    card = (await fake_slack.wait_for("respond", 2))[1]
+    assert card.args["replace_original"] is True and bt.EDIT in all_text(card)
+    ok_blocks(card.args["blocks"])
+    assert await owner.ctx.store.topics.get("verlof") is not None
+    assert await owner.ctx.store.audit.latest() == []
