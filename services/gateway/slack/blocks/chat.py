@@ -15,6 +15,12 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
+from services.gateway.core.text import (
+    PROPOSAL_STATUS_NL,
+    RELATION_TYPES_NL,
+    TOPIC_TYPES_NL,
+    dutch,
+)
 from services.gateway.slack import ids
 from services.gateway.slack.blocks.kit import (
     MAX_MESSAGE_BLOCKS,
@@ -164,18 +170,22 @@ PROPOSAL_OUTCOMES = {
 
 def proposal_outcome(blocks: Blocks, *, status: str, user_id: str) -> Blocks:
     """The answer message after a Yes / No: the chip's buttons become who decided what."""
-    line = PROPOSAL_OUTCOMES.get(status, "{who}: " + escape(status)).format(who=mention(user_id))
+    unknown = "{who}: " + dutch(status, PROPOSAL_STATUS_NL)
+    line = PROPOSAL_OUTCOMES.get(status, unknown).format(who=mention(user_id))
     return replace_block(blocks, ids.BLOCK_PROPOSAL_ACTIONS, [context(line)])
 
 
 def delta_lines(delta: KbDelta) -> list[str]:
     """One line per topic and relation of a delta (mrkdwn)."""
     lines = [
-        f"• *{escape(t.label)}* (`{escape(t.id)}`, {t.type}): "
+        f"• *{escape(t.label)}* (`{escape(t.id)}`, {dutch(t.type, TOPIC_TYPES_NL)}): "
         f"{escape(truncate(t.description, 300))}"
         for t in delta.topics
     ]
-    lines += [f"• `{escape(r.source)}` —{r.type}→ `{escape(r.target)}`" for r in delta.relations]
+    lines += [
+        f"• `{escape(r.source)}` {dutch(r.type, RELATION_TYPES_NL)} `{escape(r.target)}`"
+        for r in delta.relations
+    ]
     return lines
 
 
