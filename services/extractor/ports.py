@@ -10,9 +10,11 @@ from shared.store import (
     CurationRepository,
     FlagRepository,
     HandbookSyncRepository,
+    IdempotencyRepository,
     KbChangeResult,
     KbChanges,
     MergeProgressRepository,
+    PendingMergeRepository,
     RelationRepository,
     SettingsRepository,
     SourceRepository,
@@ -71,6 +73,11 @@ class ExtractorStore(Protocol):
         ...
 
     @property
+    def pending_merges(self) -> PendingMergeRepository:
+        """Chunk results held for their predecessors; relations waiting for an endpoint."""
+        ...
+
+    @property
     def flags(self) -> FlagRepository:
         """Markers such as the sample handbook having been queued."""
         ...
@@ -78,6 +85,11 @@ class ExtractorStore(Protocol):
     @property
     def audit(self) -> AuditRepository:
         """Admin actions on the graph, refusals included."""
+        ...
+
+    @property
+    def idempotency(self) -> IdempotencyRepository:
+        """Short-lived records: stored graph-analysis plans."""
         ...
 
     async def apply_kb_changes(

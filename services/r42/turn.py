@@ -45,7 +45,7 @@ from services.r42.tools import LOOKUP_TOOL_NAME, PROPOSE_TOOL_NAME, TOOLS
 from shared.bus import ChatReply, ChatRequest, Proposal, SourceRef
 from shared.errors import R42Error
 from shared.kb import GraphDelta, detect_language, fold_text, validate_delta
-from shared.llm import TextSink, ToolUse, call_llm
+from shared.llm import LLMBusyError, TextSink, ToolUse, answer_within, call_llm
 from shared.store import ThreadMessage, Topic, utcnow
 
 log = logging.getLogger(__name__)
@@ -58,6 +58,7 @@ MAX_INPUT_CHARS = 8000
 MAX_SOURCES = 5
 ANSWER_MAX_TOKENS = 2048
 TURN_TIMEOUT_S = 90.0
+BUSY = "R42 is druk tot {until}. Probeer het daarna nog eens."
 _TOOL_NONE = {"type": "none"}
 _TOOL_AUTO = {"type": "auto"}
 _LIMIT_TEXT = f"{MAX_INPUT_CHARS:,}".replace(",", ".")  # Dutch thousands separator
@@ -101,11 +102,16 @@ async def chat_turn(
     notice = INPUT_TRUNCATED.format(limit=_LIMIT_TEXT) if truncated else ""
     stream = _Stream(on_text, first=f"{notice}\n\n" if notice else "") if on_text else None
     try:
+        # answer_within: a shared rate-limit pause past the turn's budget fails at once.
         async with asyncio.timeout(TURN_TIMEOUT_S):
-            answer, sources, turn = await _converse(
-                store=store, kb=kb, request=request, question=text, is_admin=is_admin,
-                history=history, stream=stream,
-            )  # fmt: skip
+            with answer_within(TURN_TIMEOUT_S):
+                answer, sources, turn = await _converse(
+                    store=store, kb=kb, request=request, question=text, is_admin=is_admin,
+                    history=history, stream=stream,
+                )  # fmt: skip
+    except LLMBusyError as exc:
+        log.warning("chat turn refused at once: the model is paused until %s", exc.local_time())
+        return ChatReply(text=BUSY.format(until=exc.local_time()))
     except Exception as exc:  # the person waiting gets an apology and a reference, not a trace
         ref = new_error_ref()
         log.error(

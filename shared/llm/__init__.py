@@ -1,8 +1,18 @@
 """The shared LLM library: `call_llm` with retries, validation, limiting, pricing and telemetry."""
 
+from shared.llm.budget import (
+    AttemptBudget,
+    AttemptLedger,
+    MemoryLedger,
+    answer_within,
+    attempt_budget,
+    current_budget,
+)
 from shared.llm.call import call_llm
 from shared.llm.errors import (
     RETRYABLE_STATUSES,
+    LLMBudgetExhaustedError,
+    LLMBusyError,
     LLMConnectionError,
     LLMError,
     LLMHttpError,
@@ -59,6 +69,10 @@ __all__ = [
     "OFFLINE_PREFIX",
     "RETRYABLE_STATUSES",
     "TIERS",
+    "AttemptBudget",
+    "AttemptLedger",
+    "LLMBudgetExhaustedError",
+    "LLMBusyError",
     "LLMCallRecord",
     "LLMConnectionError",
     "LLMError",
@@ -75,6 +89,7 @@ __all__ = [
     "LimiterContentionError",
     "LocalLimiter",
     "LoggingSink",
+    "MemoryLedger",
     "MemorySink",
     "NatsKvLimiter",
     "OfflineHandler",
@@ -95,9 +110,12 @@ __all__ = [
     "Tool",
     "ToolUse",
     "Usage",
+    "answer_within",
+    "attempt_budget",
     "call_llm",
     "configure_llm",
     "cost_usd",
+    "current_budget",
     "emit_safely",
     "extract_json",
     "get_runtime",

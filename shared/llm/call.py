@@ -16,14 +16,17 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from shared.llm.budget import current_budget, current_deadline
 from shared.llm.errors import (
+    LLMBudgetExhaustedError,
+    LLMBusyError,
     LLMHttpError,
     LLMInputError,
     LLMOutputError,
     LLMTruncatedError,
     LLMValidationError,
 )
-from shared.llm.limiting import Limiter, Permit
+from shared.llm.limiting import Limiter, Permit, paused_until
 from shared.llm.parsing import parse_text_output, validate_output
 from shared.llm.pricing import cost_usd
 from shared.llm.providers.base import ProviderReply
@@ -89,15 +92,39 @@ async def call_llm(
         result = _interpret(runtime, call, reply, (time.perf_counter() - started) * 1000.0)
     except BaseException as exc:
         _record(runtime, call, started, exc)
+        budget = current_budget()
+        if budget is not None and budget.exhausted and isinstance(exc, LLMHttpError):
+            # The last attempt the work had failed: redelivering it could only be refused.
+            raise LLMBudgetExhaustedError(
+                f"{budget.key}: all {budget.limit} API attempts of its retry budget are used; "
+                f"the last failed with {type(exc).__name__}: {exc}"
+            ) from exc
         raise
     _record(runtime, call, started, None)
     return result
+
+
+def _check_deadline(limiter: Limiter | None, model: str, *, until: float | None = None) -> None:
+    """Fail at once (LLMBusyError) when a shared pause ends after the caller's deadline."""
+    deadline = current_deadline()
+    if deadline is None:
+        return
+    end = max(until or 0.0, paused_until(limiter, model) if limiter is not None else 0.0)
+    if end > deadline:
+        raise LLMBusyError(
+            f"the model is paused by a rate limit until {end:.0f} (epoch), past this "
+            f"call's deadline", until=end,
+        )  # fmt: skip
 
 
 async def _attempt(
     runtime: LLMRuntime, call: PreparedCall, limiter: Limiter | None, emitter: Emitter | None
 ) -> ProviderReply:
     """One HTTP attempt (streamed with an emitter) between the limiter's acquire and settle."""
+    _check_deadline(limiter, call.model)
+    budget = current_budget()
+    if budget is not None:
+        await budget.spend()  # counted before the attempt: a crash cannot lose it
     permit: Permit | None = None
     if limiter is not None:
         try:
@@ -116,11 +143,17 @@ async def _attempt(
     except LLMHttpError as exc:
         await _settle(limiter, permit, None)
         note_http_error(runtime.sink, model=call.model, status=exc.status)
-        if exc.status == 429 and exc.retry_after is not None and limiter is not None:
+        if exc.status == 429 and exc.retry_after is not None:
+            until = time.time() + exc.retry_after
+            if limiter is not None:
+                try:
+                    await limiter.pause(model=call.model, until=until)
+                except Exception:  # limiter trouble never fails the call
+                    log.warning("llm limiter pause failed", exc_info=True)
             try:
-                await limiter.pause(model=call.model, until=time.time() + exc.retry_after)
-            except Exception:  # limiter trouble never fails the call
-                log.warning("llm limiter pause failed", exc_info=True)
+                _check_deadline(limiter, call.model, until=until)
+            except LLMBusyError as busy:
+                raise busy from exc
         if emitter is not None and emitter.emitted:
             raise interrupted(exc, task=call.task) from exc
         raise

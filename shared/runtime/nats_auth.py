@@ -12,14 +12,13 @@ from typing import Literal
 
 import nkeys
 
+from shared.bus.objects import SOURCES_BUCKET as SOURCES_BUCKET
 from shared.bus.registry import REGISTRY
 from shared.bus.rpc_chunks import MAX_CHUNKS
 from shared.bus.streams import STREAMS, stream_for_subject
 from shared.bus.subjects import FAILED_PREFIX, RPC_PREFIX
 from shared.errors import BadInputError, ConfigError
 
-SOURCES_BUCKET = "r42-sources"
-"""The JetStream object store an uploader puts source files into."""
 LIMITS_BUCKET = "r42_limits"
 CLAIMS_BUCKET = "r42_gateway_claims"
 USERS_DIR = "users"
@@ -127,12 +126,13 @@ _GATEWAY_PUBLISHES = (
 )  # fmt: skip
 _GATEWAY_WATCHES = (
     *_SOURCE_OUTCOMES, "content.ready", "quiz.ready", "quiz.scored", "kb.updated",
+    "kb.delta.applied",
 )  # fmt: skip
 
 SERVICE_GRANTS: Mapping[str, Grants] = {
     "extractor": Grants(
-        publishes=(*_SOURCE_OUTCOMES, "source.uploaded", "chunk.extracted", "kb.updated", _LLM,
-                   DEAD_LETTERS),
+        publishes=(*_SOURCE_OUTCOMES, "source.uploaded", "chunk.extracted", "kb.updated",
+                   "kb.delta.applied", _LLM, DEAD_LETTERS),
         consumes=("source.uploaded", "source.cancelled", "chunk.extracted", "kb.delta.proposed",
                   "kb.delta.decided"),
         serves=_SYNC, kv=(LIMITS_BUCKET,), objects=(SOURCES_BUCKET,),
@@ -152,7 +152,7 @@ SERVICE_GRANTS: Mapping[str, Grants] = {
     "telemetry": Grants(publishes=(DEAD_LETTERS,), consumes=(_LLM,), kv=(LIMITS_BUCKET,)),
     "gateway": Grants(
         publishes=(*_GATEWAY_PUBLISHES, _LLM, DEAD_LETTERS), watches=_GATEWAY_WATCHES,
-        consumes=_SOURCE_OUTCOMES, calls=(*_CHAT, *_REFINE, *_SYNC),
+        consumes=(*_SOURCE_OUTCOMES, "kb.delta.applied"), calls=(*_CHAT, *_REFINE, *_SYNC),
         kv=(CLAIMS_BUCKET, LIMITS_BUCKET), objects=(SOURCES_BUCKET,),
     ),
 }  # fmt: skip

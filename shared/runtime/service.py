@@ -310,11 +310,34 @@ async def _start(
     return ctx
 
 
+async def stop_consumers(broker: Any, *, timeout: float = 10.0) -> None:  # noqa: ASYNC109
+    """Stop every subscriber and wait (up to `timeout`) for its cancelled handlers to end.
+
+    FastStream's stop cancels a subscriber's tasks without awaiting them; awaiting them here
+    lets an in-flight handler finish its cancellation (an LLM call records its telemetry)
+    while the process still publishes. The broker stays connected.
+    """
+    subscribers = list(getattr(broker, "subscribers", ()))
+    tasks = [t for sub in subscribers for t in getattr(sub, "tasks", ()) if not t.done()]
+    results = await asyncio.gather(*(sub.stop() for sub in subscribers), return_exceptions=True)
+    for sub, result in zip(subscribers, results, strict=True):
+        if isinstance(result, Exception):
+            log.warning("stopping subscriber %s failed: %s", sub, result)
+    if tasks:
+        _, pending = await asyncio.wait(tasks, timeout=timeout)
+        if pending:
+            log.warning("%d consumer task(s) still running after %.0f s", len(pending), timeout)
+
+
 async def stop_service(ctx: ServiceContext) -> None:
     """Stop in reverse order: work first, then telemetry is drained before the broker goes."""
     for closer in reversed(ctx.closers):
         with contextlib.suppress(Exception):
             await closer()
+    # Consumers stop (their in-flight handlers end) while the sink still takes records: an
+    # LLM call that ends during shutdown is logged, then the queue is drained, then the
+    # broker closes.
+    await stop_consumers(ctx.broker)
     with contextlib.suppress(Exception):
         await ctx.telemetry.aclose()
     with contextlib.suppress(Exception):

@@ -76,6 +76,7 @@ from shared.store.models_learning import (
     Score,
     ThreadMessage,
 )
+from shared.store.models_pending import HeldChunk, PendingRelation
 from shared.store.models_provenance import (
     CURATED_FIELDS,
     ChangeBatch,
@@ -123,6 +124,7 @@ from shared.store.protocols import (
     TopicRepository,
 )
 from shared.store.protocols_audit import AuditRepository
+from shared.store.protocols_pending import PendingMergeRepository
 from shared.store.protocols_provenance import (
     ChangeLogRepository,
     CurationRepository,
@@ -183,6 +185,7 @@ __all__ = [
     "FlagRepository",
     "HandbookSyncRepository",
     "HandbookSyncState",
+    "HeldChunk",
     "IdempotencyRecord",
     "IdempotencyRepository",
     "ImportPlan",
@@ -200,6 +203,8 @@ __all__ = [
     "LockRepository",
     "MergeProgress",
     "MergeProgressRepository",
+    "PendingMergeRepository",
+    "PendingRelation",
     "ProposalRepository",
     "ProposalStatus",
     "ProvenanceRepository",

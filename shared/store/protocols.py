@@ -39,6 +39,7 @@ from shared.store.models_learning import (
 from shared.store.models_provenance import UndoLabel
 from shared.store.models_telemetry import LLMCallRecord
 from shared.store.protocols_audit import AuditRepository
+from shared.store.protocols_pending import PendingMergeRepository
 from shared.store.protocols_provenance import (
     ChangeLogRepository,
     CurationRepository,
@@ -481,6 +482,10 @@ class Store(Protocol):
     @property
     def audit(self) -> AuditRepository:
         """Admin actions and refused attempts."""
+
+    @property
+    def pending_merges(self) -> PendingMergeRepository:
+        """Chunk results and relations waiting to be merged."""
 
     async def apply_kb_changes(
         self, changes: KbChanges, *, chunk: ChunkMark | None = None, undo: UndoLabel | None = None

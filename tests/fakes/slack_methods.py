@@ -170,6 +170,19 @@ def _element_problems(element: Any, where: str) -> list[str]:
             out.append(f"{where}: button text must be 1-75 chars")
         if len(str(element.get("value", ""))) > 2000:
             out.append(f"{where}: button value over 2000 chars")
+    if element["type"] == "checkboxes":
+        options = element.get("options") or []
+        if not 1 <= len(options) <= 10:
+            out.append(f"{where}: checkboxes need 1-10 options")
+        values = [o.get("value") for o in options if isinstance(o, dict)]
+        for option in options:
+            if not 1 <= len(_text(option.get("text"))) <= 75:
+                out.append(f"{where}: option text must be 1-75 chars")
+            if not 1 <= len(str(option.get("value", ""))) <= 150:
+                out.append(f"{where}: option value must be 1-150 chars")
+        for chosen in element.get("initial_options") or []:
+            if chosen.get("value") not in values:
+                out.append(f"{where}: initial_options must be among the options")
     if element["type"] == "feedback_buttons":
         for side in ("positive_button", "negative_button"):
             button = element.get(side)

@@ -180,7 +180,13 @@ async def test_full_proposal_flow(stack: Stack, fake_slack: FakeSlack, tap: Tap)
     )
     assert (suggestion.status, suggestion.decided_by) == ("approved", ADMIN)
     decided = await fake_slack.wait_for("chat.update", where=lambda c: "Goedgekeurd" in text_of(c))
-    assert f"<@{ADMIN}>" in text_of(decided[0])
+    assert f"<@{ADMIN}>" in text_of(decided[0]) and "toegevoegd: 1 onderwerp" in text_of(decided[0])
+    # The extractor's report reaches the proposer too.
+    told = await fake_slack.wait_for(
+        "chat.postMessage",
+        where=lambda c: c.args["channel"] == "DUSER1" and "Je voorstel" in text_of(c),
+    )
+    assert "Goedgekeurd" in text_of(told[0])
 
 
 async def test_upload_is_extracted_with_progress(

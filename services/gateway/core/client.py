@@ -10,8 +10,10 @@ from collections.abc import Iterable
 
 from faststream.nats import NatsBroker
 
+from services.gateway.core.analysis import AnalysisCalls
 from services.gateway.core.chat import ChatCalls
 from services.gateway.core.context import CoreContext
+from services.gateway.core.curriculum import CurriculumCalls
 from services.gateway.core.feedback import FeedbackCalls
 from services.gateway.core.learning import LearningCalls
 from services.gateway.core.quiz import QuizCalls
@@ -54,6 +56,8 @@ class GatewayClient:
         self.reviews = ReviewCalls(self.ctx)
         self.reads = ReadCalls(self.ctx)
         self.topics = TopicCalls(self.ctx)
+        self.analysis = AnalysisCalls(self.ctx)
+        self.curriculum = CurriculumCalls(self.ctx)
 
     @property
     def settings(self) -> Settings:

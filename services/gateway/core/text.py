@@ -11,6 +11,12 @@ def number(n: int) -> str:
 # Dutch words for the stored enums every surface shows (one language per surface: the
 # values themselves are English identifiers and never reach a Slack or Teams reader).
 TOPIC_TYPES_NL = {"concept": "begrip", "role": "rol", "process": "proces"}
+RELEVANCE_NL = {
+    "core": "kern",
+    "standard": "standaard",
+    "peripheral": "rand",
+    "exclude": "uitgesloten",
+}
 RELATION_TYPES_NL = {
     "related_to": "hangt samen met",
     "depends_on": "hangt af van",

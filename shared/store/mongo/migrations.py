@@ -15,6 +15,7 @@ from shared.store._common import normalise_question_key, utcnow
 from shared.store.mongo.audit import audit_indexes
 from shared.store.mongo.client import DuplicateKeyError, MongoDb
 from shared.store.mongo.migrate_state import move_settings, state_indexes
+from shared.store.mongo.pending import pending_collections
 from shared.store.mongo.queries import indexes, relation_id
 
 
@@ -94,6 +95,7 @@ MIGRATIONS: tuple[MongoMigration, ...] = (
     ),
     MongoMigration(8, "settings turn documents move into turns", move_settings),
     MongoMigration(10, "audit trail of admin actions", audit_indexes),
+    MongoMigration(12, "held chunk results and pending relations", pending_collections),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

@@ -16,6 +16,7 @@ from shared.store.mongo.kb import MongoKb, MongoRelations, MongoTopics
 from shared.store.mongo.leases import MongoIdempotency, MongoLocks
 from shared.store.mongo.migrations import current_version, migrate
 from shared.store.mongo.ops import MongoCurriculum, MongoHandbookSync, MongoLlmCalls, MongoSettings
+from shared.store.mongo.pending import MongoPendingMerges
 from shared.store.mongo.provenance import MongoCuration, MongoProvenance
 from shared.store.mongo.quiz import MongoQuizAttempts, MongoScores
 from shared.store.mongo.social import MongoSuggestions, MongoThreads
@@ -59,6 +60,7 @@ class MongoStore:
         self.locks = MongoLocks(self.db)
         self.provenance = MongoProvenance(self.db)
         self.curation = MongoCuration(self.db)
+        self.pending_merges = MongoPendingMerges(self.db)
         self.change_log = MongoChangeLog(self.db)
         self.audit = MongoAudit(self.db)
 

@@ -20,6 +20,7 @@ from shared.store.sqlite.ops import (
     SqliteLlmCalls,
     SqliteSettings,
 )
+from shared.store.sqlite.pending import SqlitePendingMerges
 from shared.store.sqlite.provenance import SqliteCuration, SqliteProvenance
 from shared.store.sqlite.quiz import SqliteQuizAttempts, SqliteScores
 from shared.store.sqlite.social import SqliteSuggestions, SqliteThreads
@@ -63,6 +64,7 @@ class SqliteStore:
         self.curation = SqliteCuration(self.db)
         self.change_log = SqliteChangeLog(self.db)
         self.audit = SqliteAudit(self.db)
+        self.pending_merges = SqlitePendingMerges(self.db)
 
     @classmethod
     async def open(cls, path: str, *, busy_timeout_s: float = 30.0) -> SqliteStore:

@@ -169,8 +169,13 @@ class Gateway:
         blocks: list[dict[str, Any]] | None = None,
         ephemeral: bool = False,
         action_type: str = "button",
+        state: dict[str, Any] | None = None,
     ) -> tuple[int, str]:
-        """A signed block_actions click (an ephemeral message's click carries no `message`)."""
+        """A signed block_actions click (an ephemeral message's click carries no `message`).
+
+        `state` is the message's stateful inputs as Slack sends them ({"values": {block:
+        {action: {"type": "checkboxes", "selected_options": [...]}}}}).
+        """
         payload: dict[str, Any] = {
             "type": "block_actions",
             "team": {"id": "T0FAKE"},
@@ -196,6 +201,8 @@ class Gateway:
         }
         if not ephemeral:
             payload["message"] = {"ts": message_ts, "blocks": blocks or []}
+        if state is not None:
+            payload["state"] = state
         return await self.send_form({"payload": json.dumps(payload)})
 
     async def view(

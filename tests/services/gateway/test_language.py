@@ -15,12 +15,19 @@ from services.gateway.core.insights import FeedbackReport, Gap, TopicRate, WeekT
 from services.gateway.core.models import GraphView
 from services.gateway.slack.blocks import admin as ba
 from services.gateway.slack.blocks import chat as bc
+from services.gateway.slack.blocks import reviews as br
 from services.gateway.slack.blocks.feedback import feedback_home_blocks
 from services.gateway.teams import views as tv
 from shared.bus import ChatReply, KbDelta, ProposalDecisionReply, Relation, SourceRef, Topic
 from shared.store import Source
 from shared.store import Topic as StoreTopic
-from shared.store.models import RelationType, SourceStatus, SuggestionStatus, TopicType
+from shared.store.models import (
+    LearningRelevance,
+    RelationType,
+    SourceStatus,
+    SuggestionStatus,
+    TopicType,
+)
 from shared.store.models_learning import AttemptStatus, Difficulty
 
 PROPOSAL_STATUSES = get_args(ProposalDecisionReply.model_fields["status"].annotation)
@@ -29,6 +36,7 @@ ENUM_WORDS = sorted(
     {
         *get_args(SourceStatus), *get_args(SuggestionStatus), *get_args(TopicType),
         *get_args(RelationType), *get_args(AttemptStatus), *get_args(Difficulty),
+        *get_args(LearningRelevance),
         *PROPOSAL_STATUSES, "chunks", "topics", "relations", "reason",
     } - DUTCH_TOO
 )  # fmt: skip
@@ -64,12 +72,20 @@ def leaks(payload: Any) -> list[str]:
 
 
 def every_type_delta() -> KbDelta:
+    relevance = get_args(LearningRelevance)
     topics = [
-        Topic(id=f"t-{kind}", label=f"Onderwerp {i}", type=kind, description="Iets.")
-        for i, kind in enumerate(get_args(TopicType))
+        Topic(
+            id=f"t-{kind}-{level}",
+            label=f"Onderwerp {i}",
+            type=kind,
+            description="Iets.",
+            learning_relevance=level,
+        )
+        for i, (kind, level) in enumerate((k, lv) for k in get_args(TopicType) for lv in relevance)
     ]
     relations = [
-        Relation(source="t-concept", target="t-role", type=kind) for kind in get_args(RelationType)
+        Relation(source="t-concept-core", target="t-role-core", type=kind)
+        for kind in get_args(RelationType)
     ]
     return KbDelta(reason="Ontbreekt nog", topics=topics, relations=relations)
 
@@ -87,7 +103,7 @@ def test_slack_chat_and_review_blocks_translate_every_status_and_type() -> None:
                                       status=status, user_id="U1")  # fmt: skip
         assert leaks(outcome) == [], status
     delta = every_type_delta()
-    assert leaks(bc.review_blocks(suggestion_id="s1", delta=delta, proposed_by="U1")) == []
+    assert leaks(br.review_blocks(suggestion_id="s1", delta=delta, proposed_by="U1")) == []
 
 
 def test_slack_admin_views_translate_source_statuses_and_relation_types() -> None:

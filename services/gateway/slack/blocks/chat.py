@@ -17,8 +17,6 @@ from slack_sdk.models.views import View
 
 from services.gateway.core.text import (
     PROPOSAL_STATUS_NL,
-    RELATION_TYPES_NL,
-    TOPIC_TYPES_NL,
     dutch,
 )
 from services.gateway.slack import ids
@@ -31,16 +29,14 @@ from services.gateway.slack.blocks.kit import (
     chunk_blocks,
     context,
     escape,
-    header,
     mention,
     replace_block,
     section,
-    split_text,
     text_sections,
     to_mrkdwn,
     truncate,
 )
-from shared.bus import ChatReply, KbDelta
+from shared.bus import ChatReply
 
 THINKING_TEXT = "R42 denkt na…"
 FEEDBACK_THANKS = "Bedankt voor je feedback!"
@@ -173,49 +169,3 @@ def proposal_outcome(blocks: Blocks, *, status: str, user_id: str) -> Blocks:
     unknown = "{who}: " + dutch(status, PROPOSAL_STATUS_NL)
     line = PROPOSAL_OUTCOMES.get(status, unknown).format(who=mention(user_id))
     return replace_block(blocks, ids.BLOCK_PROPOSAL_ACTIONS, [context(line)])
-
-
-def delta_lines(delta: KbDelta) -> list[str]:
-    """One line per topic and relation of a delta (mrkdwn)."""
-    lines = [
-        f"• *{escape(t.label)}* (`{escape(t.id)}`, {dutch(t.type, TOPIC_TYPES_NL)}): "
-        f"{escape(truncate(t.description, 300))}"
-        for t in delta.topics
-    ]
-    lines += [
-        f"• `{escape(r.source)}` {dutch(r.type, RELATION_TYPES_NL)} `{escape(r.target)}`"
-        for r in delta.relations
-    ]
-    return lines
-
-
-def review_blocks(
-    *, suggestion_id: str, delta: KbDelta, proposed_by: str, summary: str = ""
-) -> Blocks:
-    """The admin-channel message: what would change, who proposed it, Approve / Reject."""
-    intro = f"*Reden:* {escape(truncate(delta.reason, 1500))}"
-    if summary and summary != delta.reason:
-        intro += f"\n{to_mrkdwn(truncate(summary, 1000))}"
-    blocks: Blocks = [header("Voorstel voor de kennisgraaf"), section(intro)]
-    for piece in split_text("\n".join(delta_lines(delta)) or "(geen wijzigingen)"):
-        blocks.append(section(piece))
-    blocks = blocks[: MAX_MESSAGE_BLOCKS - 3]
-    blocks.append(context(f"Voorgesteld door {mention(proposed_by)} · `{escape(suggestion_id)}`"))
-    blocks.append(
-        ActionsBlock(
-            block_id=ids.BLOCK_REVIEW_ACTIONS,
-            elements=[
-                button("Goedkeuren", ids.SUGGESTION_APPROVE, suggestion_id, style="primary"),
-                button("Afwijzen", ids.SUGGESTION_REJECT, suggestion_id, style="danger"),
-            ],
-        ).to_dict()
-    )
-    return blocks
-
-
-def review_outcome(blocks: Blocks, *, approved: bool, decided_by: str) -> Blocks:
-    """The admin message after a decision: buttons replaced by who decided."""
-    verdict = ":white_check_mark: Goedgekeurd" if approved else ":x: Afgewezen"
-    return replace_block(
-        blocks, ids.BLOCK_REVIEW_ACTIONS, [context(f"{verdict} door {mention(decided_by)}")]
-    )

@@ -152,7 +152,7 @@ def _register_buttons(app: AsyncApp, gw: SlackGateway) -> None:
             reviews.review_click(
                 gw,
                 user=user_of(body),
-                suggestion_id=value,
+                value=value,
                 approve=action_id == ids.SUGGESTION_APPROVE,
                 blocks=message_blocks(body),
                 reply=interaction_reply(gw, body, respond),
