@@ -19,6 +19,7 @@ from nats.js.errors import APIError
 from shared.bus.envelope import Event
 from shared.bus.streams import stream_for_subject
 from shared.bus.subjects import ns_stream, ns_subject
+from shared.config import nats_servers
 from shared.errors import BadInputError, BusError, ConfigError
 
 log = logging.getLogger(__name__)
@@ -70,7 +71,7 @@ def build_broker(
     **options: Any,
 ) -> NatsBroker:
     """A NatsBroker that reconnects forever with jittered backoff; nothing connects yet."""
-    servers = [url] if isinstance(url, str) else list(url)
+    servers = nats_servers(url) if isinstance(url, str) else list(url)
     if not servers or not all(isinstance(s, str) and s.strip() for s in servers):
         raise ConfigError("NATS url must be a non-empty string (or list of them)")
     if not name or not name.strip():
@@ -92,7 +93,7 @@ def build_broker(
         log_level=log_level,
         # A plain logger that propagates to the process's handlers: FastStream's default one
         # forces ANSI colours, which end up in the service log files.
-        logger=options.pop("logger", logging.getLogger("r42.faststream")),
+        logger=options.pop("logger") if "logger" in options else _faststream_logger(),
         **(auth.options() if auth else {}),
         **options,
     )
@@ -153,3 +154,19 @@ async def publish_event(
     except (NatsError, TimeoutError, OSError) as exc:
         raise BusError(f"publish of {event.subject} failed: {type(exc).__name__} {exc}") from exc
     return ack
+
+
+class _TaskCallbackChatter(logging.Filter):
+    """Drops FastStream's "callback for Task-N is being executed..." line, logged at INFO
+    whenever a subscriber's task ends (every consumer, on every stop): it says nothing."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        return not (message.startswith("callback for ") and message.endswith("being executed..."))
+
+
+def _faststream_logger() -> logging.Logger:
+    logger = logging.getLogger("r42.faststream")
+    if not any(isinstance(f, _TaskCallbackChatter) for f in logger.filters):
+        logger.addFilter(_TaskCallbackChatter())
+    return logger

@@ -17,6 +17,7 @@ from rich.text import Text
 from services.gateway.console import render
 from services.gateway.console.admin import AdminCommands
 from services.gateway.console.base import InputFn, ask
+from services.gateway.console.curation import CurationCommands
 from services.gateway.console.learning import LearningCommands
 from services.gateway.console.topics import TopicCommands
 from services.gateway.core import GatewayClient
@@ -45,7 +46,7 @@ GREETINGS = frozenset(
 YES, NO = ("j", "ja", "y", "yes"), ("n", "nee", "no")
 
 
-class ConsoleSession(LearningCommands, AdminCommands, TopicCommands):
+class ConsoleSession(LearningCommands, AdminCommands, TopicCommands, CurationCommands):
     """One console user talking to R42."""
 
     async def loop(self) -> None:
@@ -80,6 +81,10 @@ class ConsoleSession(LearningCommands, AdminCommands, TopicCommands):
             "suggestions": self.suggestions,
             "graph": self.graph,
             "topic": self.topic,
+            "analyze": self.analyze,
+            "undo": self.undo,
+            "stale": self.stale,
+            "curriculum": self.curriculum,
             "diagnostics": self.diagnostics,
             "sync": self.sync,
             "clear": self.clear,
@@ -92,8 +97,8 @@ class ConsoleSession(LearningCommands, AdminCommands, TopicCommands):
 
     async def help(self, _arg: str) -> None:
         """Show the commands."""
-        admins = self.client.settings.admins
-        admin = not admins or self.user in admins  # what the services decide on
+        # The services' rule: an admin is on R42_ADMINS (an empty list names nobody).
+        admin = self.user in self.client.settings.admins
         self.out.print(render.help_text(admin=admin), markup=False)
 
     async def yes_no(self, question: str) -> bool:
@@ -130,7 +135,8 @@ class ConsoleSession(LearningCommands, AdminCommands, TopicCommands):
         result = await self.client.chat.decide_proposal(
             proposal_id=reply.proposal.id, user_id=self.user, accept=accept
         )
-        self.out.print(Text(f"Voorstel: {result.status}. {result.message}".strip(), style="cyan"))
+        status = render.PROPOSAL_STATUS.get(result.status, result.status)
+        self.out.print(Text(f"Voorstel {status}. {result.message}".strip(), style="cyan"))
 
     async def clear(self, _arg: str) -> None:
         """Start a new conversation."""
@@ -160,7 +166,7 @@ async def run(
     store = await open_store(settings.store_url)
     waiter = EventWaiter(broker, namespace=namespace)
     try:
-        await start_broker(broker, namespace=namespace)
+        await start_broker(broker, namespace=namespace, replicas=settings.nats_replicas)
         await waiter.start(
             {
                 ContentReady: reply_key,

@@ -43,11 +43,17 @@ HELP_TEXT = """*R42 — wat kan ik?*
 • `/r42 clear` — begin een nieuw gesprek.
 • `/r42 sources` — bronnen en hun status.
 • `/r42 graph ONDERWERP` — een onderwerp en zijn buren in de kennisgraaf.
+<<<<<<< HEAD
+• Iets toevoegen? Vraag het gewoon: "Kun je een onderwerp toevoegen over …?" of "Voeg toe \
+dat …". Je bevestigt het voorstel en een beheerder keurt het goed.
+=======
 • `/r42 topic ONDERWERP` — de kaart van een onderwerp (beheerders: bewerken, vergrendelen).
+>>>>>>> main
 *Beheerders*
 • `/r42 ingest` — plak een bron of deel een tekstbestand met R42 in een DM.
 • `/r42 suggestions` — openstaande voorstellen beoordelen.
 • `/r42 analyze` — de kennisgraaf laten analyseren; kies welke acties je toepast.
+• `/r42 stale` — verouderde leerinhoud; vernieuw wat je aanvinkt.
 • `/r42 curriculum` — de onderwerpen van de komende weken (beheerders: de volgorde).
 • `/r42 diagnostics` — recente LLM-aanroepen en kosten."""
 
