@@ -29,7 +29,8 @@ from evals.kb import load_handbook, temp_store
 from evals.suite import MetricSpec, SuiteContext, SuiteOutcome, Tally
 from shared.bus import ChatReply, ChatRequest, Proposal
 from shared.errors import BadInputError
-from shared.store import QuizAttempt, Store, TopicType
+from shared.kb import fold_text
+from shared.store import QuizAttempt, Store, TopicType, open_store
 
 if TYPE_CHECKING:
     from services.r42.knowledge import KbCache
@@ -73,6 +74,9 @@ class TurnExpect(Strict):
     sources: list[OneOf] = Field(default_factory=list)
     refusal: bool = False
     proposal: ProposalExpect | None = None
+    unlike: str | None = Field(
+        default=None, description="an answer voted down: the reply must not repeat it"
+    )
 
 
 class Turn(TurnExpect):
@@ -101,6 +105,10 @@ class ChatGolden(Strict):
 
     refusal_phrases: list[str] = Field(min_length=1)
     scripts: list[Script] = Field(min_length=1)
+    kb_store: str | None = Field(
+        default=None,
+        description="read the KB (topics, relations) from this store instead of the handbook",
+    )
 
 
 @dataclass
@@ -171,6 +179,8 @@ class _Player:
             said = any(text_contains(reply.text, p) for p in self.golden.refusal_phrases)
             if not self.tally.add("refusal", said and reply.proposal is None):
                 reasons.append(f"no refusal for an out-of-KB question: {reply.text[:160]!r}")
+        if want.unlike is not None and _same_answer(reply.text, want.unlike):
+            reasons.append(f"repeats the answer that was voted down: {reply.text[:160]!r}")
         if reply.proposal is not None:
             self.proposals.append(reply.proposal.id)
         if want.proposal is not None:
@@ -218,7 +228,10 @@ async def run(ctx: SuiteContext) -> SuiteOutcome:
     scripts = limited(golden.scripts, ctx.limit)
     outcome = SuiteOutcome(metrics={}, cases=len(scripts))
     async with temp_store(ctx.workdir, NAME) as store:
-        await load_handbook(store)
+        if golden.kb_store:
+            await _copy_kb(golden.kb_store, store)
+        else:
+            await load_handbook(store)
         kb = KbCache(store)
         player = _Player(ctx=ctx, store=store, kb=kb, golden=golden)
         try:
@@ -244,6 +257,21 @@ async def run(ctx: SuiteContext) -> SuiteOutcome:
         "llm_calls_per_turn": share(player.calls, player.answered),
     }
     return outcome
+
+
+def _same_answer(reply: str, unlike: str) -> bool:
+    """Whether a reply repeats an answer (folded, whitespace ignored)."""
+    return " ".join(fold_text(reply).split()) == " ".join(fold_text(unlike).split())
+
+
+async def _copy_kb(url: str, into: Store) -> None:
+    """The topics and relations of another store (read only) into the eval's temp store."""
+    source = await open_store(url)
+    try:
+        await into.topics.upsert_many(await source.topics.list())
+        await into.relations.upsert_many(await source.relations.list())
+    finally:
+        await source.close()
 
 
 async def _set_quiz(store: Store, user: str, active: bool | None) -> None:

@@ -22,7 +22,8 @@ from evals.baseline import (
 from evals.golden import EVALS_DIR
 from evals.report import print_run, write_run
 from evals.runner import DEFAULT_SEED, SUITES, run_evals
-from services.cli.kb import fail
+from services.cli.eval_feedback import down_votes, write_cases
+from services.cli.kb import StoreOption, fail, run_on_store, store_url
 from shared.config import Settings, build_settings
 from shared.errors import R42Error
 from shared.store import describe_validation
@@ -74,8 +75,23 @@ def eval_command(
         Path,
         typer.Option("--golden-dir", help="Folder with one sub-folder of golden data per suite."),
     ] = EVALS_DIR,
+    from_feedback: Annotated[
+        Path | None,
+        typer.Option(
+            "--from-feedback",
+            help="Write the answers voted down into DIR/chat/ as eval cases (no run).",
+            show_default=False,
+        ),
+    ] = None,
+    weeks: Annotated[
+        int, typer.Option("--weeks", min=1, max=104, help="With --from-feedback: weeks back.")
+    ] = 4,
+    store: StoreOption = None,
 ) -> None:
     """Run the eval suites against the configured LLM; exit 1 when a metric misses its bound."""
+    if from_feedback is not None:
+        _export_feedback(from_feedback, weeks=weeks, store=store)
+        return
     unknown = [name for name in suite or [] if name not in SUITES]
     if unknown:
         fail(f"unknown suite(s) {', '.join(unknown)}; choose from {', '.join(SUITES)}", code=2)
@@ -114,6 +130,22 @@ def eval_command(
         console.print(Text(f"FAILED: {', '.join(bad)}", style="bold red"))
         raise typer.Exit(1)
     console.print(Text("PASSED", style="bold green"))
+
+
+def _export_feedback(out: Path, *, weeks: int, store: str | None) -> None:
+    if out.resolve() == EVALS_DIR.resolve():
+        fail("--from-feedback must not overwrite the shipped golden sets; give another DIR", code=2)
+    url = store_url(store)
+    votes = run_on_store(url, lambda s: down_votes(s, weeks=weeks))
+    if not votes:
+        typer.echo(f"no answers were voted down in the last {weeks} week(s); nothing written")
+        return
+    try:
+        golden = write_cases(out, votes, store_url=url)
+    except OSError as exc:
+        fail(f"cannot write the cases to {out}: {exc.strerror or exc}")
+    typer.echo(f"wrote {len(votes)} case(s) to {golden}")
+    typer.echo(f"run them: r42 eval --suite chat --golden-dir {out}")
 
 
 def register(app: typer.Typer) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 from microsoft_agents.activity import ConversationReference
 
+from services.gateway.core.text import SOURCE_STATUS_NL, dutch
 from services.gateway.teams import cards, views
 from services.gateway.teams.core import user_message
 from services.gateway.teams.surface import TeamsGateway, conversation_key
@@ -175,7 +176,9 @@ async def admin_command(
         if command == "sources":
             gw.client.require_admin(user, "bronnen bekijken")
             rows = await gw.client.sources.list(limit=15)
-            lines = [f"- **{s.name}** — {s.status}" for s in rows] or ["Nog geen bronnen."]
+            lines = [f"- **{s.name}** — {dutch(s.status, SOURCE_STATUS_NL)}" for s in rows] or [
+                "Nog geen bronnen."
+            ]
             await gw.post(ref, cards.card([cards.heading("Bronnen"), cards.text("\n".join(lines))]))
         elif command == "suggestions":
             pending = await gw.client.reviews.pending(user_id=user)

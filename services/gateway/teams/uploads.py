@@ -15,6 +15,7 @@ from typing import Any
 import aiohttp
 from microsoft_agents.activity import Activity, ConversationReference
 
+from services.gateway.core.text import SOURCE_STATUS_NL, dutch
 from services.gateway.teams import cards
 from services.gateway.teams.core import check_text, user_message
 from services.gateway.teams.surface import TeamsGateway
@@ -98,7 +99,11 @@ async def handle(
             await gw.notify(ref, f"{info.name}: {user_message(exc)}", warning=True)
             continue
         if result.duplicate:
-            await gw.notify(ref, f"{info.name} is al eerder toegevoegd ({result.source.status}).")
+            await gw.notify(
+                ref,
+                f"{info.name} is al eerder toegevoegd "
+                f"({dutch(result.source.status, SOURCE_STATUS_NL)}).",
+            )
             continue
         activity = await gw.post(ref, progress_card(info.name, "in de wachtrij"), summary=info.name)
         await gw.store.upload_messages.put(

@@ -4,6 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from services.gateway.core.text import (
+    PROPOSAL_STATUS_NL,
+    RELATION_TYPES_NL,
+    TOPIC_TYPES_NL,
+    dutch,
+)
 from services.gateway.teams.cards import (
     Card,
     Element,
@@ -81,20 +87,26 @@ def answer_card(reply: ChatReply, *, turn_id: str) -> Card:
 
 def proposal_outcome_card(previous: str, status: str) -> Card:
     """The answer card after a Yes / No: the outcome instead of the buttons."""
-    return card([text(previous or "Voorstel"), text(PROPOSAL_OUTCOMES.get(status, status))])
+    return card(
+        [
+            text(previous or "Voorstel"),
+            text(PROPOSAL_OUTCOMES.get(status, dutch(status, PROPOSAL_STATUS_NL))),
+        ]
+    )
 
 
 def delta_lines(delta: KbDelta) -> list[str]:
-    """A readable summary of a graph change."""
-    data: dict[str, Any] = delta.model_dump()
+    """A readable summary of a graph change (in Dutch: types and relations translated)."""
     lines = []
-    for key, items in data.items():
-        if isinstance(items, list) and items:
-            names = [
-                str(i.get("label") or i.get("id") or i) if isinstance(i, dict) else str(i)
-                for i in items
-            ]
-            lines.append(f"{key}: {truncate(', '.join(names[:10]), 400)}")
+    if delta.topics:
+        names = [f"{t.label} ({dutch(t.type, TOPIC_TYPES_NL)})" for t in delta.topics[:10]]
+        lines.append(f"Onderwerpen: {truncate(', '.join(names), 400)}")
+    if delta.relations:
+        pairs = [
+            f"{r.source} {dutch(r.type, RELATION_TYPES_NL)} {r.target}"
+            for r in delta.relations[:10]
+        ]
+        lines.append(f"Relaties: {truncate('; '.join(pairs), 400)}")
     return lines or ["(geen wijzigingen)"]
 
 

@@ -16,6 +16,12 @@ from slack_sdk.models.blocks import (
 from slack_sdk.models.views import View
 
 from services.gateway.core.models import Diagnostics, GraphView, Progress
+from services.gateway.core.text import (
+    RELATION_TYPES_NL,
+    SOURCE_STATUS_NL,
+    TOPIC_TYPES_NL,
+    dutch,
+)
 from services.gateway.slack import ids
 from services.gateway.slack.blocks.kit import (
     MAX_MESSAGE_BLOCKS,
@@ -101,7 +107,7 @@ def sources_blocks(sources: Sequence[Source], *, admin: bool) -> Blocks:
         chunks = f"{src.chunks_done}/{src.chunks_total}" if src.chunks_total else "–"
         text = (
             f"{STATUS_ICONS.get(src.status, '')} *{escape(truncate(src.name, 200))}* · "
-            f"{src.status} · chunks {chunks}"
+            f"{dutch(src.status, SOURCE_STATUS_NL)} · delen {chunks}"
         )
         if src.error:
             text += f"\n_{escape(truncate(src.error, 500))}_"
@@ -150,7 +156,10 @@ def diagnostics_blocks(diag: Diagnostics) -> Blocks:
 def graph_blocks(view: GraphView) -> Blocks:
     """A topic, its relations and a button per neighbour to follow."""
     t = view.topic
-    blocks: Blocks = [header(t.label), context(f"`{escape(t.id)}` · {t.type}")]
+    blocks: Blocks = [
+        header(t.label),
+        context(f"`{escape(t.id)}` · {dutch(t.type, TOPIC_TYPES_NL)}"),
+    ]
     if t.description:
         blocks.append(section(escape(truncate(t.description, 2900))))
     if not view.neighbours:
@@ -158,9 +167,9 @@ def graph_blocks(view: GraphView) -> Blocks:
         return blocks
     lines = [
         (
-            f"• {escape(rel)} → *{escape(n.label)}*"
+            f"• {dutch(rel, RELATION_TYPES_NL)} → *{escape(n.label)}*"
             if out
-            else f"• *{escape(n.label)}* {escape(rel)} → dit"
+            else f"• *{escape(n.label)}* {dutch(rel, RELATION_TYPES_NL)} → dit"
         )
         for rel, out, n in view.neighbours
     ]

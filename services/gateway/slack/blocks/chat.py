@@ -15,6 +15,10 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
+from services.gateway.core.text import (
+    PROPOSAL_STATUS_NL,
+    dutch,
+)
 from services.gateway.slack import ids
 from services.gateway.slack.blocks.kit import (
     MAX_MESSAGE_BLOCKS,
@@ -162,5 +166,6 @@ PROPOSAL_OUTCOMES = {
 
 def proposal_outcome(blocks: Blocks, *, status: str, user_id: str) -> Blocks:
     """The answer message after a Yes / No: the chip's buttons become who decided what."""
-    line = PROPOSAL_OUTCOMES.get(status, "{who}: " + escape(status)).format(who=mention(user_id))
+    unknown = "{who}: " + dutch(status, PROPOSAL_STATUS_NL)
+    line = PROPOSAL_OUTCOMES.get(status, unknown).format(who=mention(user_id))
     return replace_block(blocks, ids.BLOCK_PROPOSAL_ACTIONS, [context(line)])

@@ -8,6 +8,7 @@ from datetime import datetime
 
 from slack_sdk.models.blocks import ActionsBlock, ButtonElement
 
+from services.gateway.core.text import RELATION_TYPES_NL, RELEVANCE_NL, TOPIC_TYPES_NL, dutch
 from services.gateway.slack import ids
 from services.gateway.slack.blocks.kit import (
     MAX_BUTTON_VALUE,
@@ -37,12 +38,19 @@ def delta_lines(delta: KbDelta) -> list[str]:
     """Every topic and relation of a delta in full: the text that will be stored (mrkdwn)."""
     lines = []
     for t in delta.topics:
-        relevance = f", relevantie: {escape(t.learning_relevance)}" if t.learning_relevance else ""
-        lines.append(f"• *{escape(t.label)}* (`{escape(t.id)}`, {t.type}{relevance})")
+        relevance = (
+            f", relevantie: {dutch(t.learning_relevance, RELEVANCE_NL)}"
+            if t.learning_relevance
+            else ""
+        )
+        kind = dutch(t.type, TOPIC_TYPES_NL)
+        lines.append(f"• *{escape(t.label)}* (`{escape(t.id)}`, {kind}{relevance})")
         if t.description:
             lines.append(f"    {escape(t.description)}")
     for r in delta.relations:
-        lines.append(f"• `{escape(r.source)}` —{r.type}→ `{escape(r.target)}`")
+        lines.append(
+            f"• `{escape(r.source)}` {dutch(r.type, RELATION_TYPES_NL)} `{escape(r.target)}`"
+        )
         if r.description:
             lines.append(f"    {escape(r.description)}")
     return lines

@@ -160,7 +160,7 @@ async def test_graph_and_follow(gateway: Gateway, fake_slack: FakeSlack) -> None
     await gateway.command("/r42", "graph verlof")
     shown = (await fake_slack.wait_for("respond"))[0]
     text = text_of(shown)
-    assert "depends_on → *HR-portaal*" in text and "*Ziekmelding* related_to" in text
+    assert "hangt af van → *HR-portaal*" in text and "*Ziekmelding* hangt samen met" in text
     follow = next(
         e
         for b in shown.args["blocks"]
