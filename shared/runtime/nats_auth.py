@@ -112,6 +112,7 @@ def _dedupe(items: Iterable[str]) -> list[str]:
 _CHAT = ("rpc.r42.>",)
 _REFINE = ("rpc.content.>",)
 _SYNC = ("rpc.extractor.>",)
+_QUIZ = ("rpc.quiz.>",)
 READY_SUBJECTS: Mapping[str, tuple[str, ...]] = {
     "r42": ("rpc.r42.chat", "rpc.r42.proposal", "rpc.r42.clear"),
     "content": ("rpc.content.refine",),
@@ -147,12 +148,13 @@ SERVICE_GRANTS: Mapping[str, Grants] = {
     ),
     "quiz": Grants(
         publishes=("quiz.ready", "quiz.scored", _LLM, DEAD_LETTERS),
-        consumes=("quiz.requested", "quiz.answered", "kb.updated"), kv=(LIMITS_BUCKET,),
+        consumes=("quiz.requested", "quiz.answered", "kb.updated"), serves=_QUIZ,
+        kv=(LIMITS_BUCKET,),
     ),
     "telemetry": Grants(publishes=(DEAD_LETTERS,), consumes=(_LLM,), kv=(LIMITS_BUCKET,)),
     "gateway": Grants(
         publishes=(*_GATEWAY_PUBLISHES, _LLM, DEAD_LETTERS), watches=_GATEWAY_WATCHES,
-        consumes=(*_SOURCE_OUTCOMES, "kb.delta.applied"), calls=(*_CHAT, *_REFINE, *_SYNC),
+        consumes=(*_SOURCE_OUTCOMES, "kb.delta.applied"), calls=(*_CHAT, *_REFINE, *_SYNC, *_QUIZ),
         kv=(CLAIMS_BUCKET, LIMITS_BUCKET), objects=(SOURCES_BUCKET,),
     ),
 }  # fmt: skip
@@ -162,7 +164,8 @@ SERVICE_GRANTS: Mapping[str, Grants] = {
 # every event; the runtime user also sets up streams and buckets.
 CLI_GRANTS = Grants(
     publishes=(*_GATEWAY_PUBLISHES, _LLM), watches=EVERY_EVENT, consumes=_SOURCE_OUTCOMES,
-    calls=(*_CHAT, *_REFINE, *_SYNC), kv=(CLAIMS_BUCKET, LIMITS_BUCKET), objects=(SOURCES_BUCKET,),
+    calls=(*_CHAT, *_REFINE, *_SYNC, *_QUIZ), kv=(CLAIMS_BUCKET, LIMITS_BUCKET),
+    objects=(SOURCES_BUCKET,),
 )  # fmt: skip
 RUNTIME_GRANTS = Grants(admin=True)
 ROLE_GRANTS: Mapping[str, Grants] = {
