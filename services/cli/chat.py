@@ -116,15 +116,17 @@ def ask_command(
     question: Annotated[str, typer.Argument(help="The message to send to R42.")],
     user: Annotated[str, typer.Option("--user", help="User id (its thread is used).")] = "cli",
     name: Annotated[str, typer.Option("--name", help="Display name R42 sees.")] = "",
-    admin: Annotated[bool, typer.Option("--admin", help="Ask as an admin.")] = False,
     as_json: JsonOption = False,
     store: StoreOption = None,
 ) -> None:
-    """One full R42 turn in-process: prints the answer, its sources and any proposal."""
+    """One full R42 turn in-process: prints the answer, its sources and any proposal.
+
+    The user is an admin only when R42_ADMINS lists its --user id.
+    """
     if not question.strip():
         fail("QUESTION must not be empty", code=2)
     try:
-        request = ChatRequest(user_id=user, user_name=name or user, is_admin=admin, text=question)
+        request = ChatRequest(user_id=user, user_name=name or user, text=question)
     except ValidationError as exc:
         fail(f"invalid input: {describe_validation(exc)}", code=2)
     url = store_url(store)

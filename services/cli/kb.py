@@ -216,6 +216,8 @@ def stats_command(
 
 def register(app: typer.Typer) -> None:
     """Register the kb commands on the root app."""
+    from services.cli import kb_topic  # it imports this module's helpers
+
     kb = typer.Typer(
         name="kb",
         help="Import, export and inspect the knowledge graph in the store.",
@@ -225,4 +227,5 @@ def register(app: typer.Typer) -> None:
     kb.command("import")(import_command)
     kb.command("export")(export_command)
     kb.command("stats")(stats_command)
+    kb_topic.register(kb)
     app.add_typer(kb, name="kb")

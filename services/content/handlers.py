@@ -9,6 +9,7 @@ from services.content.ports import ContentStore
 from services.content.rpc import RefineReply, RefineRequest, answer_refine
 from services.content.service import Publish, handle_content_requested
 from services.content.stale import on_kb_updated
+from services.content.topic_removed import drop_removed_content
 from shared.bus import ContentRequested, KbUpdated, current_delivery
 
 __all__ = ["RefineReply", "content_requested", "kb_updated", "refine"]
@@ -27,7 +28,8 @@ async def content_requested(
 
 
 async def kb_updated(event: KbUpdated, *, store: ContentStore) -> None:
-    """Flag content of topics whose label or description changed."""
+    """Flag content of topics whose label or description changed; drop removed topics' content."""
+    await drop_removed_content(store, event.removed_ids)
     flagged = await on_kb_updated(store, changed_ids=event.changed_ids)
     if flagged:
         log.info("kb.updated %s: content of %d topic(s) is stale", event.kb_hash, len(flagged))

@@ -1,8 +1,9 @@
 """Serves `rpc.content.refine` (contract: shared/bus/content_rpc.py): an admin refines an article.
 
 Admin status is checked here against the service's own admin list (R42_ADMINS; an empty
-list means nobody); the request's is_admin is ignored. Errors come back as error replies;
-a missing topic or article is bad input (the requester is told why).
+list means nobody); a request cannot claim it (an is_admin field is refused as unknown).
+Errors come back as error replies; a missing topic or article is bad input (the requester
+is told why).
 """
 
 from __future__ import annotations

@@ -46,6 +46,20 @@ async def apply_decision(
     publish: Publish,
     is_admin: Callable[[str], bool],
 ) -> DecisionOutcome:
+    """Apply or reject a suggestion exactly once (see decide_suggestion); the outcome only."""
+    outcome, _, _ = await decide_suggestion(
+        store=store, event=event, publish=publish, is_admin=is_admin
+    )
+    return outcome
+
+
+async def decide_suggestion(
+    *,
+    store: ExtractorStore,
+    event: KbDeltaDecided,
+    publish: Publish,
+    is_admin: Callable[[str], bool],
+) -> tuple[DecisionOutcome, int, int]:
     """Apply or reject a suggestion exactly once; a redelivered decision changes nothing.
 
     Only a stored suggestion can be decided, and only by someone the owner's own rule
@@ -64,12 +78,12 @@ async def apply_decision(
     if suggestion is None:
         raise BadInputError(f"no stored suggestion {event.suggestion_id} to decide")
     if suggestion.status != "pending":
-        return "already_decided"
+        return "already_decided", 0, 0
     if event.decision == "rejected":
         decided = await store.suggestions.decide(
             event.suggestion_id, approve=False, by=event.decided_by
         )
-        return "rejected" if decided is not None else "already_decided"
+        return ("rejected" if decided is not None else "already_decided"), 0, 0
     delta = validate_delta(suggestion.delta, await store.topics.list())
     if delta is not None:
         # A redelivery (or an overlapping proposal) must not count existing relations.
@@ -79,6 +93,7 @@ async def apply_decision(
         if not delta.topics and not delta.relations:
             delta = None
     outcome: DecisionOutcome = "nothing_to_apply"
+    counts = (0, 0)
     if delta is not None:
         changes = delta_changes(delta, suggestion_id=suggestion.id, decided_by=event.decided_by)
         await store.apply_kb_changes(changes)
@@ -91,8 +106,8 @@ async def apply_decision(
             reason=f"suggestion {suggestion.id} approved by {event.decided_by}",
             key=("suggestion", suggestion.id), correlation_id=event.correlation_id,
         )  # fmt: skip
-        outcome = "applied"
+        outcome, counts = "applied", (len(delta.topics), len(delta.relations))
     decided = await store.suggestions.decide(event.suggestion_id, approve=True, by=event.decided_by)
     if decided is None:
         log.warning("suggestion %s was decided concurrently", event.suggestion_id)
-    return outcome
+    return outcome, *counts

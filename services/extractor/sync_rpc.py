@@ -14,8 +14,8 @@ async def answer_sync(
     request: HandbookSyncRequest, *, deps: ExtractorDeps, lock: asyncio.Lock
 ) -> HandbookSyncReply:
     """Sync the handbook for an admin; one sync at a time per replica."""
-    # Authorised here against the admin list only: whatever the request claims (its
-    # is_admin is ignored), an unlisted user is refused, and an empty list means nobody.
+    # Authorised here against the admin list only (the request carries no admin claim):
+    # an unlisted user is refused, and an empty list means nobody.
     if request.user_id not in deps.settings.admins:
         raise BadInputError("alleen beheerders kunnen het handboek synchroniseren")
     if not (deps.settings.handbook_owner and deps.settings.handbook_repo):

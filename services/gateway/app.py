@@ -8,18 +8,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from services.gateway.slack.gateway import SlackGateway
-from services.gateway.slack.handlers import slack_subscriptions
-from services.gateway.slack.service import (
-    Mode,
-    SlackRuntime,
-    build_gateway,
-    choose_mode,
-    connect_slack,
-)
+from services.gateway.slack.service import Mode, SlackRuntime, choose_mode
 from shared.errors import TransientError
 from shared.runtime.service import ServiceContext, ServiceSpec
+
+if TYPE_CHECKING:
+    from services.gateway.slack.gateway import SlackGateway
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +46,9 @@ def build(
             log.info("Slack is off (%s); the gateway idles", deps.mode.reason)
 
         return ServiceSpec(deps=deps, on_started=[idle])
+    # Only now: with Slack off the gateway never loads the Slack SDK or Bolt.
+    from services.gateway.slack.handlers import slack_subscriptions
+    from services.gateway.slack.service import build_gateway, connect_slack
 
     async def connect() -> None:
         deps.gateway = await build_gateway(ctx, pace_interval=pace_interval)

@@ -49,15 +49,9 @@ def suggestion_id_for(proposal_id: str) -> str:
     return f"r42-{proposal_id}"
 
 
-def effective_admin(claimed: bool, user_id: str, admins: Collection[str]) -> bool:
-    """Whether the user is on the service's own admin list (an empty list: nobody).
-
-    What a request claims never counts: a claim by someone off the list is only logged.
-    """
-    listed = user_id in admins
-    if claimed and not listed:
-        log.warning("user %s claims admin but is not in the admin list: treated as a user", user_id)
-    return listed
+def effective_admin(user_id: str, admins: Collection[str]) -> bool:
+    """Whether the user is on the service's own admin list (an empty list: nobody)."""
+    return user_id in admins
 
 
 def to_kb_delta(delta: GraphDelta) -> KbDelta:
@@ -129,7 +123,7 @@ async def decide_proposal(
     proposal = await store.proposals.get(request.proposal_id)
     if proposal is None:
         return _reply("not_found")
-    is_admin = effective_admin(request.is_admin, request.user_id, admins)
+    is_admin = effective_admin(request.user_id, admins)
     if proposal.proposed_by != request.user_id and not is_admin:
         raise BadInputError("only the user the proposal was made to, or an admin, can decide it")
     if proposal.status != "open":

@@ -37,11 +37,10 @@ def thread_key(user_id: str, conversation: str) -> str:
 
 
 class ChatRequest(_Rpc):
-    """One user message to R42; the gateway sets is_admin from the server-side admin list."""
+    """One user message to R42 (admin status is the r42 service's own decision, never sent)."""
 
     user_id: str = Field(min_length=1, max_length=200)
     user_name: str = Field(default="", max_length=200)
-    is_admin: bool = False
     text: str = Field(max_length=200_000)
     correlation_id: str | None = Field(default=None, max_length=200)
     conversation: str = Field(default="", pattern=CONVERSATION_PATTERN)
@@ -87,7 +86,6 @@ class ProposalDecisionRequest(_Rpc):
 
     proposal_id: str = Field(min_length=1, max_length=200)
     user_id: str = Field(min_length=1, max_length=200)
-    is_admin: bool = False
     accept: bool
 
 

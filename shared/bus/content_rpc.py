@@ -26,7 +26,6 @@ class RefineRequest(BaseModel):
     topic: str = Field(min_length=1, max_length=200)
     instruction: str = Field(min_length=1, max_length=MAX_INSTRUCTION_CHARS)
     user_id: str = Field(min_length=1, max_length=200)
-    is_admin: bool = False
 
 
 class RefineReply(BaseModel):

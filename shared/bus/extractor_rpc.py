@@ -16,7 +16,6 @@ class HandbookSyncRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     user_id: str = Field(min_length=1, max_length=200)
-    is_admin: bool = False
 
 
 class HandbookSyncReply(BaseModel):

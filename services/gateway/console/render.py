@@ -25,6 +25,8 @@ CONSOLE_HELP = """Typ een vraag voor R42, of een commando:
   /suggestions                          openstaande voorstellen beoordelen
   /sync                                 het GitHub-handboek synchroniseren
   /graph ONDERWERP                      een onderwerp en zijn buren
+  /topic ONDERWERP                      de kaart van een onderwerp; /topic edit|delete|
+                                        merge|relate|unrelate ID … (beheerders)
   /diagnostics                          recente LLM-aanroepen en kosten
   /clear                                begin een nieuw gesprek
   /help, /quit

@@ -18,6 +18,7 @@ from services.gateway.console import render
 from services.gateway.console.admin import AdminCommands
 from services.gateway.console.base import InputFn, ask
 from services.gateway.console.learning import LearningCommands
+from services.gateway.console.topics import TopicCommands
 from services.gateway.core import GatewayClient
 from services.gateway.core.waiter import EventWaiter, reply_key, source_key
 from shared.bus import (
@@ -44,7 +45,7 @@ GREETINGS = frozenset(
 YES, NO = ("j", "ja", "y", "yes"), ("n", "nee", "no")
 
 
-class ConsoleSession(LearningCommands, AdminCommands):
+class ConsoleSession(LearningCommands, AdminCommands, TopicCommands):
     """One console user talking to R42."""
 
     async def loop(self) -> None:
@@ -78,6 +79,7 @@ class ConsoleSession(LearningCommands, AdminCommands):
             "sources": self.sources,
             "suggestions": self.suggestions,
             "graph": self.graph,
+            "topic": self.topic,
             "diagnostics": self.diagnostics,
             "sync": self.sync,
             "clear": self.clear,
@@ -158,7 +160,7 @@ async def run(
     store = await open_store(settings.store_url)
     waiter = EventWaiter(broker, namespace=namespace)
     try:
-        await start_broker(broker, namespace=namespace)
+        await start_broker(broker, namespace=namespace, replicas=settings.nats_replicas)
         await waiter.start(
             {
                 ContentReady: reply_key,

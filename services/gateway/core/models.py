@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from services.gateway.core.insights import FeedbackReport
 from shared.bus import SourceCompleted, SourceFailed, SourceProgress
 from shared.store import (
+    AuditEntry,
     CallAggregate,
     LeaderboardEntry,
     LlmCall,
@@ -125,3 +127,5 @@ class HomeData:
     pending: list[Suggestion] | None = None
     running: list[Source] | None = None
     week_cost_usd: float | None = None
+    audit: list[AuditEntry] | None = None
+    feedback: FeedbackReport | None = None

@@ -43,6 +43,12 @@ from tests.services.content.conftest import ARTICLE, SLIDES, TOPICS
 TOPIC = "radicale-transparantie"
 
 
+class ForgedRefine(RefineRequest):
+    """A RefineRequest with the admin claim a liar adds on the wire."""
+
+    is_admin: bool = True
+
+
 class Running:
     """The content service under test plus what it published on content.ready."""
 
@@ -236,11 +242,13 @@ async def test_refine_rpc_for_admins_only(service: Running, fake_anthropic: Fake
     await service.publish(requested())
     await service.wait_ready(1)
     broker, ns = service.ctx.broker, service.ctx.namespace
-    # Admin status comes from R42_ADMINS (UADMIN), never from the request's claim.
-    ask = RefineRequest(topic=TOPIC, instruction="Korter", user_id="U9", is_admin=False)
-    for liar in (ask, ask.model_copy(update={"is_admin": True})):
-        with pytest.raises(BadInputError, match="only admins"):
-            await request(broker, REFINE_SUBJECT, liar, response_model=RefineReply, namespace=ns)
+    # Admin status comes from R42_ADMINS (UADMIN); a request claiming it is refused outright.
+    ask = RefineRequest(topic=TOPIC, instruction="Korter", user_id="U9")
+    with pytest.raises(BadInputError, match="only admins"):
+        await request(broker, REFINE_SUBJECT, ask, response_model=RefineReply, namespace=ns)
+    liar = ForgedRefine(topic=TOPIC, instruction="Korter", user_id="U9")
+    with pytest.raises(BadInputError, match=r"is_admin.*[Ee]xtra inputs"):
+        await request(broker, REFINE_SUBJECT, liar, response_model=RefineReply, namespace=ns)
     fake_anthropic.enqueue(tool_reply("set_intro", {"intro": "Korter."}))
     reply = await request(
         broker, REFINE_SUBJECT, ask.model_copy(update={"user_id": "UADMIN"}),

@@ -6,6 +6,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from services.extractor.cancel import SourceTasks
 from services.extractor.config import build_extractor_settings
@@ -34,7 +35,7 @@ async def test_admin_sync_reports_counts(store: Store, offline_extractor: Any) -
     with FakeGitHub() as github:
         github.files = {"handbook/verlof.md": VERLOF}
         deps, published = deps_for(store, settings_for(github, admins=["UADMIN"]))
-        request = HandbookSyncRequest(user_id="UADMIN", is_admin=True)
+        request = HandbookSyncRequest(user_id="UADMIN")
         reply = await answer_sync(request, deps=deps, lock=asyncio.Lock())
         assert (reply.changed, reply.unchanged, reply.failed) == (1, 0, 0)
         assert "vakantiedagen" in await store.topics.ids()
@@ -50,10 +51,12 @@ async def test_non_admin_is_refused_whatever_it_claims(
         github.files = {"handbook/verlof.md": VERLOF}
         listed, published = deps_for(store, settings_for(github, admins=["UADMIN"]))
         nobody, _ = deps_for(store, settings_for(github, admins=[]))
-        # The admin list decides: a claim never does, and an empty list means nobody.
+        # The admin list decides and an empty list means nobody; a claim cannot even be sent.
+        with pytest.raises(ValidationError, match=r"is_admin\n.*[Ee]xtra inputs"):
+            HandbookSyncRequest.model_validate_json('{"user_id": "U1", "is_admin": true}')
         for request, deps in (
-            (HandbookSyncRequest(user_id="U1", is_admin=True), listed),
-            (HandbookSyncRequest(user_id="UADMIN", is_admin=True), nobody),
+            (HandbookSyncRequest(user_id="U1"), listed),
+            (HandbookSyncRequest(user_id="UADMIN"), nobody),
         ):
             with pytest.raises(BadInputError, match="beheerders"):
                 await answer_sync(request, deps=deps, lock=asyncio.Lock())

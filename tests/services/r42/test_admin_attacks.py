@@ -1,4 +1,8 @@
-"""A caller lying about being an admin, against the real r42 service on nats-server."""
+"""A caller lying about being an admin, against the real r42 service on nats-server.
+
+The contracts carry no admin claim: a request that adds one is refused as an unknown
+field, and without it the service decides from its own admin list.
+"""
 
 from __future__ import annotations
 
@@ -23,11 +27,24 @@ from shared.bus import (
     request,
 )
 from shared.config import build_settings
+from shared.errors import BadInputError
 from shared.runtime.service import ServiceContext, start_service, stop_service
 from shared.store import open_store
 from tests.services.r42.conftest import WAIT, seed_kb
 
 ROLE_QUESTION = "Er is een rol Scrum master die de sprint review begeleidt."
+
+
+class ForgedChat(ChatRequest):
+    """A ChatRequest with the admin claim a liar adds on the wire."""
+
+    is_admin: bool = True
+
+
+class ForgedDecision(ProposalDecisionRequest):
+    """A ProposalDecisionRequest with the admin claim a liar adds on the wire."""
+
+    is_admin: bool = True
 
 
 @pytest.fixture(params=[[], ["A1"]], ids=["no-admins", "other-admin"])
@@ -58,13 +75,23 @@ async def test_a_claimed_admin_flag_never_applies_a_proposal(r42: ServiceContext
     client = build_broker(r42.nats_url, name="liar")
     await client.connect()
     try:
-        chat = ChatRequest(user_id="U9", user_name="U9", is_admin=True, text=ROLE_QUESTION)
+        forged = ForgedChat(user_id="U9", user_name="U9", text=ROLE_QUESTION)
+        assert '"is_admin":true' in forged.model_dump_json()
+        with pytest.raises(BadInputError, match=r"is_admin.*[Ee]xtra inputs"):
+            await request(client, CHAT_SUBJECT, forged, response_model=ChatReply,
+                          namespace=r42.namespace, timeout=WAIT)  # fmt: skip
+        chat = ChatRequest(user_id="U9", user_name="U9", text=ROLE_QUESTION)
         reply = await request(client, CHAT_SUBJECT, chat, response_model=ChatReply,
                               namespace=r42.namespace, timeout=WAIT)  # fmt: skip
         assert reply.proposal is not None
-        lie = ProposalDecisionRequest(proposal_id=reply.proposal.id, user_id="U9",
-                                      is_admin=True, accept=True)  # fmt: skip
-        decision = await request(client, PROPOSAL_SUBJECT, lie,
+        lie = ForgedDecision(proposal_id=reply.proposal.id, user_id="U9", accept=True)
+        with pytest.raises(BadInputError, match=r"is_admin.*[Ee]xtra inputs"):
+            await request(client, PROPOSAL_SUBJECT, lie, response_model=ProposalDecisionReply,
+                          namespace=r42.namespace, timeout=WAIT)  # fmt: skip
+        stored = await r42.store.proposals.get(reply.proposal.id)
+        assert stored is not None and stored.status == "open"  # the forged decision did nothing
+        honest = ProposalDecisionRequest(proposal_id=reply.proposal.id, user_id="U9", accept=True)
+        decision = await request(client, PROPOSAL_SUBJECT, honest,
                                  response_model=ProposalDecisionReply, namespace=r42.namespace,
                                  timeout=WAIT)  # fmt: skip
         await nc.flush()

@@ -143,8 +143,8 @@ async def _proposal(store: Store, user: str = "U1") -> str:
     return (await save_proposal(store=store, delta=delta, proposed_by=user)).id
 
 
-def _decision(pid: str, user: str = "U1", *, admin: bool = False, accept: bool = True) -> Any:
-    return ProposalDecisionRequest(proposal_id=pid, user_id=user, is_admin=admin, accept=accept)
+def _decision(pid: str, user: str = "U1", *, accept: bool = True) -> Any:
+    return ProposalDecisionRequest(proposal_id=pid, user_id=user, accept=accept)
 
 
 async def test_user_accept_queues_for_review(store: Store) -> None:
@@ -166,7 +166,7 @@ async def test_user_accept_queues_for_review(store: Store) -> None:
 async def test_admin_accept_applies_at_once(store: Store) -> None:
     pid, publish = await _proposal(store, user="A1"), Recorder()
     reply = await decide_proposal(
-        store=store, publish=publish, request=_decision(pid, "A1", admin=True), admins=["A1"]
+        store=store, publish=publish, request=_decision(pid, "A1"), admins=["A1"]
     )
     assert reply.status == "applied"
     proposed, decided = publish.events
@@ -178,10 +178,10 @@ async def test_admin_accept_applies_at_once(store: Store) -> None:
     assert (await store.suggestions.get(reply.suggestion_id)).status == "pending"  # type: ignore[union-attr]
 
 
-async def test_admin_flag_is_checked_against_the_admin_list(store: Store) -> None:
+async def test_admin_status_comes_from_the_admin_list_only(store: Store) -> None:
     pid, publish = await _proposal(store), Recorder()
     reply = await decide_proposal(
-        store=store, publish=publish, request=_decision(pid, admin=True), admins=["A1"]
+        store=store, publish=publish, request=_decision(pid), admins=["A1"]
     )
     assert reply.status == "pending_review"
     assert [type(e) for e in publish.events] == [KbDeltaProposed]
@@ -202,7 +202,6 @@ async def test_unknown_expired_and_foreign_proposals(store: Store) -> None:
     publish = Recorder()
     missing = await decide_proposal(store=store, publish=publish, request=_decision("prop-nope"))
     assert missing.status == "not_found"
-    await store.settings.set("proposal:prop-other", {"kind": "something-else"})  # not one
     assert (
         await decide_proposal(store=store, publish=publish, request=_decision("prop-other"))
     ).status == "not_found"

@@ -88,13 +88,13 @@ class Stack:
         assert event is not None
         return event
 
-    async def chat(self, text: str, user: str = "U1", *, admin: bool = False) -> ChatReply:
-        req = ChatRequest(user_id=user, user_name=user, is_admin=admin, text=text)
+    async def chat(self, text: str, user: str = "U1") -> ChatReply:
+        req = ChatRequest(user_id=user, user_name=user, text=text)
         return await request(self.client, CHAT_SUBJECT, req, response_model=ChatReply,
                              timeout=WAIT, namespace=self.ns)  # fmt: skip
 
-    async def decide(self, pid: str, user: str, *, admin: bool, accept: bool = True) -> Any:
-        req = ProposalDecisionRequest(proposal_id=pid, user_id=user, is_admin=admin, accept=accept)
+    async def decide(self, pid: str, user: str, *, accept: bool = True) -> Any:
+        req = ProposalDecisionRequest(proposal_id=pid, user_id=user, accept=accept)
         return await request(self.client, PROPOSAL_SUBJECT, req,
                              response_model=ProposalDecisionReply, timeout=WAIT,
                              namespace=self.ns)  # fmt: skip
@@ -160,7 +160,7 @@ async def test_user_accept_becomes_a_pending_suggestion(stack: Stack) -> None:
     reply = await stack.chat(ROLE_QUESTION, "U1")
     assert reply.proposal is not None
     assert [t.id for t in reply.proposal.delta.topics] == ["scrum-master"]
-    decision = await stack.decide(reply.proposal.id, "U1", admin=False)
+    decision = await stack.decide(reply.proposal.id, "U1")
     assert decision.status == "pending_review" and decision.suggestion_id
     proposed = await stack.wait_for(KbDeltaProposed)
     assert proposed.suggestion_id == decision.suggestion_id
@@ -171,14 +171,14 @@ async def test_user_accept_becomes_a_pending_suggestion(stack: Stack) -> None:
     assert await stack.stored_count(KbDeltaDecided.SUBJECT) == 0
     assert await stack.stored_count(KbUpdated.SUBJECT) == 0
     assert await kb_dump(stack.r42.store) == before
-    again = await stack.decide(reply.proposal.id, "U1", admin=False)
+    again = await stack.decide(reply.proposal.id, "U1")
     assert again.status == "already_decided"
 
 
 async def test_admin_accept_is_applied_by_the_extractor(stack: Stack) -> None:
-    reply = await stack.chat(ROLE_QUESTION, "A1", admin=True)
+    reply = await stack.chat(ROLE_QUESTION, "A1")
     assert reply.proposal is not None
-    decision = await stack.decide(reply.proposal.id, "A1", admin=True)
+    decision = await stack.decide(reply.proposal.id, "A1")
     assert decision.status == "applied"
     decided = await stack.wait_for(KbDeltaDecided)
     assert decided.decision == "approved" and decided.decided_by == "A1"
@@ -198,18 +198,18 @@ async def test_admin_accept_is_applied_by_the_extractor(stack: Stack) -> None:
     # kb.updated reached r42: the next turn answers from the new topic.
     follow_up = await stack.chat("Wat doet de scrum master?", "A1")
     assert "scrum-master" in [s.id for s in follow_up.sources]
-    assert (await stack.decide(reply.proposal.id, "A1", admin=True)).status == "already_decided"
+    assert (await stack.decide(reply.proposal.id, "A1")).status == "already_decided"
 
 
 async def test_decline_publishes_and_stores_nothing(stack: Stack) -> None:
     reply = await stack.chat(ROLE_QUESTION, "U1")
     assert reply.proposal is not None
-    decision = await stack.decide(reply.proposal.id, "U1", admin=False, accept=False)
+    decision = await stack.decide(reply.proposal.id, "U1", accept=False)
     assert decision.status == "declined"
     assert await stack.r42.store.suggestions.list() == []
     assert await stack.stored_count(KbDeltaProposed.SUBJECT) == 0
     with pytest.raises(BadInputError, match="only the user"):
-        await stack.decide(reply.proposal.id, "U2", admin=False)
+        await stack.decide(reply.proposal.id, "U2")
 
 
 async def test_bad_requests_get_error_replies(stack: Stack) -> None:
@@ -218,7 +218,7 @@ async def test_bad_requests_get_error_replies(stack: Stack) -> None:
     raw = await nc.request(ns_subject(CHAT_SUBJECT, stack.ns), body, timeout=WAIT)
     assert raw.headers[ERROR_HEADER] == "bad_input"
     assert "user_id" in json.loads(raw.data)["error"]
-    missing = await stack.decide("prop-unknown", "U1", admin=False)
+    missing = await stack.decide("prop-unknown", "U1")
     assert missing.status == "not_found"
 
 

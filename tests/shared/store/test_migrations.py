@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 from pathlib import Path
 
 from shared.store import open_store
 from shared.store.sqlite import LATEST_VERSION
+from shared.store.sqlite.migrations import MIGRATIONS
+
+# Versions are numbered per feature branch, so the tuple may have gaps; every one is applied.
+VERSIONS = [m.version for m in MIGRATIONS]
 
 LEGACY_V0 = """
 CREATE TABLE topics (id TEXT PRIMARY KEY, label TEXT NOT NULL, type TEXT NOT NULL,
@@ -81,14 +86,14 @@ async def test_legacy_database_is_normalised(tmp_path: Path) -> None:
             ("hard one", "hard"),
         ]
         # New collections exist and work on the migrated file.
-        await store.settings.set("migrated", True)
+        assert await store.flags.set_if_absent("migrated")
     finally:
         await store.close()
     with sqlite3.connect(path) as conn:
         raw = json.loads(conn.execute("SELECT questions FROM quiz_banks").fetchone()[0])
         assert raw[0]["difficulty"] == "medium"  # persisted, not only defaulted on read
         history = conn.execute("SELECT version FROM schema_version ORDER BY version").fetchall()
-    assert [v for (v,) in history] == list(range(1, LATEST_VERSION + 1))
+    assert [v for (v,) in history] == VERSIONS
 
 
 async def test_migrating_again_is_a_no_op(tmp_path: Path) -> None:
@@ -113,6 +118,15 @@ async def test_migrating_again_is_a_no_op(tmp_path: Path) -> None:
     assert snapshot() == before
 
 
+def test_versions_strictly_increase_from_one() -> None:
+    from shared.store.mongo.migrations import MIGRATIONS as MONGO_MIGRATIONS
+
+    for versions in (VERSIONS, [m.version for m in MONGO_MIGRATIONS]):
+        assert versions[0] == 1
+        assert all(a < b for a, b in itertools.pairwise(versions))
+    assert VERSIONS[-1] == LATEST_VERSION
+
+
 async def test_fresh_database_gets_every_version(tmp_path: Path) -> None:
     path = tmp_path / "fresh.db"
     store = await open_store(f"sqlite:///{path}")
@@ -123,7 +137,7 @@ async def test_fresh_database_gets_every_version(tmp_path: Path) -> None:
         ]
         columns = {row[1] for row in conn.execute("PRAGMA table_info(topics)")}
         mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
-    assert versions == list(range(1, LATEST_VERSION + 1))
+    assert versions == VERSIONS
     assert "relevance_locked" in columns
     assert mode == "wal"
 

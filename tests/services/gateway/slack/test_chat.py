@@ -14,12 +14,14 @@ from services.gateway.slack.flows.chat import EMPTY_MENTION_HINT
 from shared.bus import (
     ChatReply,
     KbDelta,
+    KbDeltaApplied,
     KbDeltaDecided,
     Proposal,
     ProposalDecisionReply,
     SourceRef,
     Topic,
     jetstream,
+    publish_event,
 )
 from shared.bus.subjects import ns_stream, ns_subject
 from shared.store import QuizAttempt, Suggestion
@@ -83,7 +85,6 @@ async def test_dm_answer_with_indicator_sources_and_feedback(
     down = element["negative_button"]["value"]
     req = r42_stub.chats[0]
     assert (req.user_id, req.text) == (USER, "Hoe declareer ik?")
-    assert req.is_admin is False  # the server decides admin status
     assert req.user_name == f"User {USER}"  # from users.info
 
     await gateway.action(
@@ -218,7 +219,7 @@ async def test_non_admin_yes_queues_for_review_and_admin_approves(
     assert "Thuiswerkbudget" in all_text(review) and ids.SUGGESTION_APPROVE in all_text(review)
     chip = (await fake_slack.wait_for("chat.update", 2))[1]
     assert ids.PROPOSAL_YES not in all_text(chip) and "beoordeelt" in all_text(chip)
-    assert r42_stub.decisions[0].is_admin is False and r42_stub.decisions[0].accept is True
+    assert r42_stub.decisions[0].accept is True
 
     # A non-admin's Approve is refused privately and changes nothing…
     await gateway.action(
@@ -250,9 +251,16 @@ async def test_non_admin_yes_queues_for_review_and_admin_approves(
     )
     assert decided.delta == DELTA
     assert tap.of(KbDeltaDecided) == [decided]  # the non-admin click published nothing
-    final = (await fake_slack.wait_for("chat.update", 3))[2]
-    assert f"Goedgekeurd door <@{ADMIN}>" in all_text(final)
-    assert ids.SUGGESTION_APPROVE not in all_text(final)
+    working = (await fake_slack.wait_for("chat.update", 3))[2]
+    assert "Goedgekeurd" not in all_text(working)  # not before the KG owner applied it
+    assert ids.SUGGESTION_APPROVE not in all_text(working)
+    applied = KbDeltaApplied.caused_by(
+        decided, actor="extractor", suggestion_id="sug-1", decision="approved",
+        decided_by=ADMIN, proposed_by=USER, outcome="applied", topics=1,
+    )  # fmt: skip
+    await publish_event(gateway.ctx.broker, applied, namespace=gateway.namespace)
+    final = (await fake_slack.wait_for("chat.update", 4))[3]
+    assert f"Goedgekeurd door <@{ADMIN}>" in all_text(final) and "1 onderwerp" in all_text(final)
 
     # A second admin click (a Reject) does not change the decision on the stream.
     await gateway.action(
@@ -269,7 +277,7 @@ async def test_non_admin_yes_queues_for_review_and_admin_approves(
         ns_stream("KB", gateway.namespace), ns_subject(KbDeltaDecided.SUBJECT, gateway.namespace)
     )
     assert json.loads(last.data)["decision"] == "approved"
-    assert len(fake_slack.calls_to("chat.update")) == 3
+    assert len(fake_slack.calls_to("chat.update")) == 4
 
 
 async def test_admin_yes_applies_without_review(
@@ -289,7 +297,6 @@ async def test_admin_yes_applies_without_review(
     chip = (await fake_slack.wait_for("chat.update", 2))[1]
     assert f"Toegevoegd aan de kennisgraaf door <@{ADMIN}>" in all_text(chip)
     await gateway.settle()
-    assert r42_stub.decisions[0].is_admin is False
     assert len(fake_slack.calls_to("chat.postMessage")) == 1  # no review request
 
 

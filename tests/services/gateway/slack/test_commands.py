@@ -284,4 +284,3 @@ async def test_learn_slides_infographic_and_refine(
     )[0]
     assert "replace_sentence s1" in text_of(note)
     assert [(r.topic, r.instruction, r.user_id) for r in refines] == [("verlof", "Korter", ADMIN)]
-    assert all(r.is_admin is False for r in refines)

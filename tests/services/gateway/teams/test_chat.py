@@ -37,7 +37,6 @@ async def test_personal_question_is_answered_with_sources_and_feedback(
     assert verbs == ["feedback", "feedback"]
     # The server decides who is asking: the AAD object id, not an admin.
     assert [c.user_id for c in r42.chats] == [USER_AAD]
-    assert r42.chats[0].is_admin is False
     # Replies carry the bot as sender and the user as recipient.
     assert answer.activity["from"]["id"].startswith("28:")
     assert answer.activity["recipient"]["aadObjectId"] == USER_AAD
