@@ -8,13 +8,13 @@ applies the change incrementally: it reads only the named topics, their relation
 content, and derives the next snapshot from the current one (`RetrievalIndex.updated`)
 in a worker thread, so the event loop keeps serving turns. The store is the truth for
 each id: present means changed, absent means removed, whatever order events arrive in.
-A change touching more than a quarter of the KB, an event whose id list may have been cut
-short, a failed update, or events missed while disconnected (`max_age_s`) lead to a full
-rebuild in the background.
+A change touching more than a quarter of the KB, an event that lists no ids or whose list
+may have been cut short, a failed update, or events missed while disconnected
+(`max_age_s`) lead to a full rebuild in the background.
 
-A turn waits for a rebuild only when there is no snapshot yet or it was invalidated (at
-most `fresh_wait_s`, then it answers from the previous snapshot); an old snapshot is
-rebuilt in the background while turns keep using it.
+A turn waits for an update in flight, and for a rebuild only when there is no snapshot yet
+or it was invalidated (at most `fresh_wait_s`, then it answers from the previous
+snapshot); an old snapshot is rebuilt in the background while turns keep using it.
 """
 
 from __future__ import annotations
@@ -111,6 +111,14 @@ def updated_snapshot(
     )
 
 
+def _built(cache: IndexCache, topics: list[Topic], summaries: dict[str, str]) -> RetrievalIndex:
+    index = cache.get_or_build(topics, summaries=summaries)
+    # The first search compiles the query kernels (once per machine, then cached on
+    # disk); here, in the worker thread, not in the first turn on the event loop.
+    index.search("r42")
+    return index
+
+
 async def load_snapshot(store: R42Store, *, index_cache: IndexCache | None = None) -> KbSnapshot:
     """Read topics, relations and content summaries from the store and index them."""
     topics = await store.topics.list()
@@ -118,7 +126,7 @@ async def load_snapshot(store: R42Store, *, index_cache: IndexCache | None = Non
     summaries = await _summaries(store, [topic.id for topic in topics])
     cache = index_cache or IndexCache()
     # TF-IDF fitting is CPU-bound: off the event loop, so rpc and pings keep flowing.
-    index = await asyncio.to_thread(cache.get_or_build, topics, summaries=summaries)
+    index = await asyncio.to_thread(_built, cache, topics, summaries)
     # Dicts, the relation index and the catalogue are CPU work on 50k topics: a thread too.
     return await asyncio.to_thread(
         lambda: KbSnapshot(
@@ -166,6 +174,11 @@ class KbCache:
 
     def update(self, event: KbUpdated) -> None:
         """Apply a kb.updated in the background: only the ids it names are read again."""
+        if not event.changed_ids and not event.removed_ids:
+            # An event that does not say what changed: read the whole store again.
+            self.invalidate()
+            self._rebuild_task()
+            return
         self._pending.update(event.changed_ids, event.removed_ids)
         # The writer lists at most LISTED_IDS ids of each kind; a full list may be cut short.
         self._truncated |= max(len(event.changed_ids), len(event.removed_ids)) >= LISTED_IDS
@@ -223,7 +236,12 @@ class KbCache:
         )  # fmt: skip
 
     async def get(self) -> KbSnapshot:
-        """The snapshot to answer from; waits (≤ fresh_wait_s) only for an invalidated one."""
+        """The snapshot to answer from; waits (≤ fresh_wait_s) for updates and invalidations."""
+        updater = self._updater
+        if updater is not None and not updater.done() and self._snapshot is not None:
+            # A kb.updated heard before this turn: answer from it (updates take milliseconds).
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(updater), self._fresh_wait_s)
         snapshot = self._snapshot
         if snapshot is not None and self._built_generation == self._generation:
             if time.monotonic() - snapshot.built_at >= self._max_age_s:
