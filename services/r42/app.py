@@ -42,15 +42,14 @@ def kb_of(ctx: ServiceContext) -> KbCache:
 
 
 def build(ctx: ServiceContext) -> ServiceSpec[R42Deps]:
-    """rpc.r42.{chat,proposal,clear}; every replica drops its KB snapshot on kb.updated."""
+    """rpc.r42.{chat,proposal,clear}; every replica applies every kb.updated to its snapshot."""
     kb = KbCache(ctx.store)
     handlers = R42Handlers(
         store=ctx.store, kb=kb, publish=ctx.publish, admins=tuple(ctx.settings.admins)
     )
 
     async def on_kb_updated(event: KbUpdated) -> None:
-        del event  # any kb.updated makes the snapshot stale; the payload is not needed
-        kb.invalidate()
+        kb.update(event)  # applied incrementally in the background
 
     async def warm() -> None:
         kb.warm()

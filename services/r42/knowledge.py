@@ -1,17 +1,20 @@
 """A cached snapshot of the knowledge graph (topics, relations, retrieval index) per replica.
 
-Freshness: the KG has one writer (the extractor), which publishes `kb.updated` after every
-change. Every R42 replica must drop its snapshot on every such event, so the service
-listens with a plain core-NATS subscription (no queue group, no durable consumer: a
-durable shared by replicas would hand each event to only one of them) and calls
-`KbCache.invalidate()`. Events missed while disconnected are covered by `max_age_s`: a
-snapshot older than that is rebuilt anyway. The retrieval index is kept in an
-`IndexCache` keyed by the KB hash; `invalidate()` clears it too, because a kb.updated
-may change descriptions without changing the topic ids the hash is computed from.
+Freshness: the KG has one writer (the extractor), which publishes `kb.updated` (changed and
+removed ids) after every change. Every R42 replica hears every such event on a plain
+core-NATS subscription (no queue group, no durable consumer: a durable shared by replicas
+would hand each event to only one of them) and calls `KbCache.update(event)`, which
+applies the change incrementally: it reads only the named topics, their relations and
+content, and derives the next snapshot from the current one (`RetrievalIndex.updated`)
+in a worker thread, so the event loop keeps serving turns. The store is the truth for
+each id: present means changed, absent means removed, whatever order events arrive in.
+A change touching more than a quarter of the KB, an event that lists no ids or whose list
+may have been cut short, a failed update, or events missed while disconnected
+(`max_age_s`) lead to a full rebuild in the background.
 
-Rebuilds run in the background; a turn waits for one (at most `fresh_wait_s` when an
-older snapshot exists, so a big rebuild never stalls chat) and otherwise answers from the
-previous snapshot.
+A turn waits for an update in flight, and for a rebuild only when there is no snapshot yet
+or it was invalidated (at most `fresh_wait_s`, then it answers from the previous
+snapshot); an old snapshot is rebuilt in the background while turns keep using it.
 """
 
 from __future__ import annotations
@@ -20,11 +23,13 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from services.r42.lookup import content_text
 from services.r42.ports import R42Store
+from shared.bus import KbUpdated
 from shared.kb import (
     IndexCache,
     KbContext,
@@ -33,13 +38,16 @@ from shared.kb import (
     build_kb_catalogue,
     build_kb_context,
 )
-from shared.store import Topic
+from shared.store import Relation, Topic
 
 log = logging.getLogger(__name__)
 
 SUMMARY_CHARS = 1000
 CONTEXT_CONTENT_CHARS = 2000
 CONTEXT_MAX_TOPICS = 10
+MAX_INCREMENTAL_SHARE = 0.25  # above this share of the KB (and MIN_INCREMENTAL ids) an
+MIN_INCREMENTAL = 64  # update is a full rebuild
+LISTED_IDS = 500  # the extractor's cap on the ids one kb.updated lists
 
 
 @dataclass(frozen=True)
@@ -70,6 +78,47 @@ async def _summaries(store: R42Store, topic_ids: list[str]) -> dict[str, str]:
     return out
 
 
+def _labels(topics: Iterable[Topic]) -> dict[str, str]:
+    labels: dict[str, str] = {}
+    for topic in topics:
+        labels.setdefault(topic.label.strip().casefold(), topic.id)
+    return labels
+
+
+def updated_snapshot(
+    snapshot: KbSnapshot,
+    *,
+    changed: list[Topic],
+    removed: set[str],
+    relations: list[Relation],
+    summaries: Mapping[str, str],
+) -> KbSnapshot:
+    """The snapshot after these topics changed and those were removed (CPU-bound: a thread)."""
+    affected = removed | {topic.id for topic in changed}
+    index = snapshot.index.updated(changed=changed, removed=removed, summaries=summaries)
+    topics = {i: t for i, t in snapshot.topics.items() if i not in affected}
+    topics.update((topic.id, topic) for topic in changed)
+    labels = {label: i for label, i in snapshot.labels.items() if i not in affected}
+    for label, topic_id in _labels(changed).items():
+        labels.setdefault(label, topic_id)
+    return KbSnapshot(
+        index=index,
+        topics=topics,
+        relations=snapshot.relations.replaced(affected, relations),
+        labels=labels,
+        catalogue=build_kb_catalogue(topics),
+        built_at=snapshot.built_at,  # the age of the last full read of the store
+    )
+
+
+def _built(cache: IndexCache, topics: list[Topic], summaries: dict[str, str]) -> RetrievalIndex:
+    index = cache.get_or_build(topics, summaries=summaries)
+    # The first search compiles the query kernels (once per machine, then cached on
+    # disk); here, in the worker thread, not in the first turn on the event loop.
+    index.search("r42")
+    return index
+
+
 async def load_snapshot(store: R42Store, *, index_cache: IndexCache | None = None) -> KbSnapshot:
     """Read topics, relations and content summaries from the store and index them."""
     topics = await store.topics.list()
@@ -77,22 +126,22 @@ async def load_snapshot(store: R42Store, *, index_cache: IndexCache | None = Non
     summaries = await _summaries(store, [topic.id for topic in topics])
     cache = index_cache or IndexCache()
     # TF-IDF fitting is CPU-bound: off the event loop, so rpc and pings keep flowing.
-    index = await asyncio.to_thread(cache.get_or_build, topics, summaries=summaries)
-    labels: dict[str, str] = {}
-    for topic in topics:
-        labels.setdefault(topic.label.strip().casefold(), topic.id)
-    return KbSnapshot(
-        index=index,
-        topics={topic.id: topic for topic in topics},
-        relations=RelationIndex(relations),
-        labels=labels,
-        catalogue=build_kb_catalogue(topics),
-        built_at=time.monotonic(),
+    index = await asyncio.to_thread(_built, cache, topics, summaries)
+    # Dicts, the relation index and the catalogue are CPU work on 50k topics: a thread too.
+    return await asyncio.to_thread(
+        lambda: KbSnapshot(
+            index=index,
+            topics={topic.id: topic for topic in topics},
+            relations=RelationIndex(relations),
+            labels=_labels(topics),
+            catalogue=build_kb_catalogue(topics),
+            built_at=time.monotonic(),
+        )
     )
 
 
 class KbCache:
-    """The replica's current snapshot, rebuilt after `invalidate()` or when too old."""
+    """The replica's current snapshot: updated per kb.updated, rebuilt when invalid or old."""
 
     def __init__(
         self, store: R42Store, *, max_age_s: float = 300.0, fresh_wait_s: float = 3.0
@@ -105,6 +154,9 @@ class KbCache:
         self._generation = 0
         self._built_generation = -1
         self._task: asyncio.Task[KbSnapshot] | None = None
+        self._pending: set[str] = set()
+        self._truncated = False
+        self._updater: asyncio.Task[None] | None = None
 
     @property
     def current(self) -> KbSnapshot | None:
@@ -116,20 +168,84 @@ class KbCache:
         self._rebuild_task()
 
     def invalidate(self) -> None:
-        """Mark the snapshot stale (a kb.updated arrived); the next get() rebuilds."""
+        """Mark the snapshot stale; the next get() rebuilds it from the whole store."""
         self._generation += 1
         self._index_cache.invalidate()
 
-    def _fresh(self, snapshot: KbSnapshot) -> bool:
-        return (
-            self._built_generation == self._generation
-            and time.monotonic() - snapshot.built_at < self._max_age_s
-        )
+    def update(self, event: KbUpdated) -> None:
+        """Apply a kb.updated in the background: only the ids it names are read again."""
+        if not event.changed_ids and not event.removed_ids:
+            # An event that does not say what changed: read the whole store again.
+            self.invalidate()
+            self._rebuild_task()
+            return
+        self._pending.update(event.changed_ids, event.removed_ids)
+        # The writer lists at most LISTED_IDS ids of each kind; a full list may be cut short.
+        self._truncated |= max(len(event.changed_ids), len(event.removed_ids)) >= LISTED_IDS
+        if self._updater is None or self._updater.done():
+            self._updater = asyncio.create_task(self._apply_pending(), name="r42-kb-update")
+            self._updater.add_done_callback(_consume_exception)
+
+    async def settled(self) -> None:
+        """Wait until every update heard so far is applied (tests, benchmarks)."""
+        while self._updater is not None and not self._updater.done():
+            await asyncio.shield(self._updater)
+
+    async def _apply_pending(self) -> None:
+        while self._pending:
+            if self._task is not None and not self._task.done():
+                # A rebuild reads the whole store: apply what it may have missed after it.
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(self._task)
+            snapshot = self._snapshot
+            ids, self._pending = self._pending, set()
+            truncated, self._truncated = self._truncated, False
+            size = len(snapshot.topics) if snapshot is not None else 0
+            too_many = len(ids) > max(MAX_INCREMENTAL_SHARE * size, MIN_INCREMENTAL)
+            if snapshot is None or truncated or too_many:
+                self.invalidate()
+                self._rebuild_task()
+                continue
+            started = time.perf_counter()
+            try:
+                self._snapshot = await self._applied(snapshot, ids)
+            except Exception:
+                log.warning("kb update failed; rebuilding the snapshot", exc_info=True)
+                self.invalidate()
+                self._rebuild_task()
+                continue
+            log.info(
+                "kb snapshot updated: %d ids, %d topics, %.0f ms",
+                len(ids), len(self._snapshot.topics), (time.perf_counter() - started) * 1000,
+            )  # fmt: skip
+
+    async def _applied(self, snapshot: KbSnapshot, ids: set[str]) -> KbSnapshot:
+        store = self._store
+        changed = await store.topics.get_many(sorted(ids))
+        relations = await store.relations.touching(ids)
+        found = await asyncio.gather(*(store.content.get(topic.id) for topic in changed))
+        summaries = {}
+        for topic, content in zip(changed, found, strict=True):
+            text = content_text(content, limit=SUMMARY_CHARS)
+            if text:
+                summaries[topic.id] = text
+        removed = ids - {topic.id for topic in changed}
+        return await asyncio.to_thread(
+            updated_snapshot, snapshot, changed=changed, removed=removed,
+            relations=relations, summaries=summaries,
+        )  # fmt: skip
 
     async def get(self) -> KbSnapshot:
-        """A fresh snapshot; the previous one if a rebuild takes longer than fresh_wait_s."""
+        """The snapshot to answer from; waits (≤ fresh_wait_s) for updates and invalidations."""
+        updater = self._updater
+        if updater is not None and not updater.done() and self._snapshot is not None:
+            # A kb.updated heard before this turn: answer from it (updates take milliseconds).
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(updater), self._fresh_wait_s)
         snapshot = self._snapshot
-        if snapshot is not None and self._fresh(snapshot):
+        if snapshot is not None and self._built_generation == self._generation:
+            if time.monotonic() - snapshot.built_at >= self._max_age_s:
+                self._rebuild_task()  # old but valid: refresh in the background
             return snapshot
         task = self._rebuild_task()
         if snapshot is None:
@@ -163,14 +279,15 @@ class KbCache:
         return snapshot
 
     async def aclose(self) -> None:
-        """Cancel a rebuild in flight."""
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
-            with contextlib.suppress(BaseException):
-                await self._task
+        """Cancel a rebuild or an update in flight."""
+        for task in (self._task, self._updater):
+            if task is not None and not task.done():
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
 
 
-def _consume_exception(task: asyncio.Task[KbSnapshot]) -> None:
+def _consume_exception(task: asyncio.Task[Any]) -> None:
     # Waiters see the exception; this keeps asyncio from logging "never retrieved".
     if not task.cancelled():
         task.exception()

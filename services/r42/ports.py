@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import builtins
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Protocol
 
@@ -27,12 +29,20 @@ class TopicReader(Protocol):
         """Every topic (optionally of one type or relevance)."""
         ...
 
+    async def get_many(self, topic_ids: Iterable[str]) -> builtins.list[Topic]:
+        """The topics among these ids that exist."""
+        ...
+
 
 class RelationReader(Protocol):
     """Relations, read-only."""
 
     async def list(self, *, topic_id: str | None = None, type: str | None = None) -> list[Relation]:
         """Relations (optionally touching one topic or of one type)."""
+        ...
+
+    async def touching(self, topic_ids: Iterable[str]) -> builtins.list[Relation]:
+        """The relations with either endpoint among the ids."""
         ...
 
 

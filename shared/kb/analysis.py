@@ -8,10 +8,12 @@ differently still meets it. English words reach Dutch terms through a small lexi
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
+from array import array
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass
 
 import Stemmer
@@ -48,6 +50,50 @@ def detect_language(text: str) -> str:
     english = sum(word in _EN_ONLY and word not in _NL_ONLY for word in words)
     dutch = sum(word in _NL_ONLY and word not in _EN_ONLY for word in words)
     return "en" if english > dutch else "nl"
+
+
+class HashedWords:
+    """A read-only set of words kept as sorted 64-bit hashes: 8 bytes a word, no strings.
+
+    Python's str hash is stable within a process, which is all an in-memory index needs;
+    a collision between two of a KB's words and a query substring is vanishingly rare
+    and would only make a compound split one way more.
+    """
+
+    __slots__ = ("_hashes",)
+
+    def __init__(self, words: Iterable[str]) -> None:
+        self._hashes = array("q", sorted({hash(word) for word in words}))
+
+    def __contains__(self, word: object) -> bool:
+        key = hash(word)
+        at = bisect.bisect_left(self._hashes, key)
+        return at < len(self._hashes) and self._hashes[at] == key
+
+    def __len__(self) -> int:
+        return len(self._hashes)
+
+    def union(self, words: Iterable[str]) -> HashedWords:
+        """A new set with these words added."""
+        merged = object.__new__(HashedWords)
+        merged._hashes = array("q", sorted({*self._hashes, *(hash(w) for w in words)}))
+        return merged
+
+    def union_hashes(self, other: HashedWords) -> HashedWords:
+        """A new set holding the words of both."""
+        merged = object.__new__(HashedWords)
+        merged._hashes = array("q", sorted({*self._hashes, *other._hashes}))
+        return merged
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the hashes."""
+        return len(self._hashes) * self._hashes.itemsize
+
+
+def plain_words(words: Iterable[str]) -> list[str]:
+    """The words that may be a compound's head or tail: unhyphenated, not numbers, ≥ 3 chars."""
+    return [w for w in words if "-" not in w and not w.isdigit() and len(w) >= MIN_HEAD_CHARS]
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +134,9 @@ class Analyzer:
         "_analyse", "_english", "_known", "_lexicon", "_split", "_stem", "_tails", "_words",
     )  # fmt: skip
 
+    _words: frozenset[str] | HashedWords
+    _known: Container[str]
+
     def __init__(self, words: Iterable[str]) -> None:
         self._stem = _dutch_stemmer()
         self._english = Stemmer.Stemmer("english").stemWord
@@ -110,16 +159,34 @@ class Analyzer:
         self._analyse = functools.lru_cache(maxsize=CACHE)(self._word)
         self._split = functools.lru_cache(maxsize=CACHE)(self._split_word)
 
-    def forget(self) -> None:
-        """Drop what only indexing needs: cached words and the compound-only tails.
+    def forget(self, vocabulary: Container[str]) -> None:
+        """Drop what only indexing needs: cached words, the compound-only tails, the strings.
 
-        Questions are split against words the KB uses on their own; the compounds the
-        tails explain are already split in the index.
+        Questions are split against words the KB uses on their own (kept as hashes); the
+        compounds the tails explain are already split in the index. A question word whose
+        stem is an index term (`vocabulary`) is Dutch and gets no translation.
         """
         self._tails = frozenset()
+        if isinstance(self._words, frozenset):
+            self._words = HashedWords(self._words)
+        self._known = vocabulary
         self._analyse.cache_clear()
         self._split.cache_clear()
         self._stem.cache_clear()
+
+    def extended(self, words: Iterable[str], vocabulary: Container[str]) -> Analyzer:
+        """A copy that also knows these words (an updated KB), with empty caches."""
+        copy = Analyzer(())
+        current = HashedWords(self._words) if isinstance(self._words, frozenset) else self._words
+        copy._words = current.union(plain_words(words))
+        copy._known = vocabulary
+        copy._tails = frozenset()
+        return copy
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the word hashes (after forget)."""
+        return self._words.nbytes if isinstance(self._words, HashedWords) else 0
 
     def stem(self, word: str) -> str:
         """The Dutch Snowball stem of a folded word."""
@@ -128,6 +195,10 @@ class Analyzer:
     def analyse(self, word: str) -> Word:
         """Stem, compound parts and (for English words) Dutch translations of one token."""
         return self._analyse(word)
+
+    def analyse_uncached(self, word: str) -> Word:
+        """Like analyse, bypassing its cache (indexing meets each distinct word once)."""
+        return self._word(word)
 
     def terms(self, text: str) -> list[str]:
         """Index terms of a text: every word's stem followed by the stems of its parts."""

@@ -62,7 +62,8 @@ class _Postings:
 
     def __init__(self, keys: np.ndarray, terms: np.ndarray) -> None:
         order = np.argsort(keys, kind="stable")  # stable: shortest terms stay first
-        keys, self._terms = keys[order], terms[order].astype(np.int32)
+        # 38**6 < 2**32: a 6-gram code fits in 4 bytes.
+        keys, self._terms = keys[order].astype(np.uint32), terms[order].astype(np.int32)
         if len(keys):
             first = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
         else:

@@ -78,6 +78,36 @@ class RelationIndex:
             if relation.target != relation.source:
                 self._by_topic.setdefault(relation.target, []).append(relation)
 
+    def replaced(
+        self, topic_ids: Iterable[str], relations: Iterable[RelationLike]
+    ) -> RelationIndex:
+        """A new index where the relations touching these topics are exactly `relations`.
+
+        This index is left as it is (lists are copied, never changed in place), so turns
+        reading it meanwhile see one consistent version.
+        """
+        affected = set(topic_ids)
+        by_topic = dict(self._by_topic)
+        for topic_id in affected:
+            for relation in self._by_topic.get(topic_id, ()):
+                for end in (relation.source, relation.target):
+                    if end not in affected and end in by_topic:
+                        by_topic[end] = [
+                            r for r in by_topic[end]
+                            if r.source not in affected and r.target not in affected
+                        ]  # fmt: skip
+            by_topic.pop(topic_id, None)
+        fresh: dict[str, list[RelationLike]] = {}
+        for relation in relations:
+            for end in {relation.source, relation.target}:
+                if end not in fresh:
+                    fresh[end] = list(by_topic.get(end, ()))
+                fresh[end].append(relation)
+        by_topic.update(fresh)
+        new = object.__new__(RelationIndex)
+        new._by_topic = by_topic
+        return new
+
     def among(self, topic_ids: Iterable[str]) -> list[RelationLike]:
         """Relations whose both endpoints are in topic_ids, in a stable order."""
         wanted = set(topic_ids)

@@ -19,8 +19,11 @@ import numpy as np
 
 from shared.kb.analysis import Analyzer
 from shared.kb.compound import MAX_EXPANSIONS, CompoundIndex
+from shared.kb.corpus import count_words, term_matrix
 from shared.kb.models import KbInputError, TopicLike, kb_hash
-from shared.kb.tokens import STOPWORDS, tokenize
+from shared.kb.postings import Postings
+from shared.kb.tokens import tokenize
+from shared.kb.verbatim import Mentions
 
 COMPOUND_WEIGHT = 0.5
 KNOWN_WORD_FACTOR = 0.5
@@ -59,10 +62,12 @@ def is_relevant(hits: Iterable[Hit]) -> bool:
     return any(hit.relevant for hit in hits)
 
 
-def _document(topic: TopicLike, summary: str) -> str:
-    label = topic.label or ""
-    parts = [topic.id, *([label] * LABEL_REPEAT), topic.description or "", summary]
-    return "\n".join(parts)
+def _check_summaries(summaries: Mapping[str, str] | None) -> Mapping[str, str]:
+    if summaries is None:
+        return {}
+    if not isinstance(summaries, Mapping):
+        raise KbInputError("summaries must be a mapping of topic id → text")
+    return summaries
 
 
 def _check_topics(topics: Iterable[TopicLike] | Mapping[str, TopicLike]) -> list[TopicLike]:
@@ -83,28 +88,33 @@ def _check_topics(topics: Iterable[TopicLike] | Mapping[str, TopicLike]) -> list
 
 
 class RetrievalIndex:
-    """An immutable BM25 index of one KB snapshot; build once per kb.updated, query often."""
+    """An immutable BM25 index of one KB snapshot; `updated` derives the next one cheaply."""
 
     __slots__ = (
-        "_analyzer", "_compound", "_compound_weight", "_data", "_expand", "_fingerprint",
-        "_idf", "_ids", "_indices", "_indptr", "_split", "_terms", "_unknown_idf", "_verbatim",
-        "_verbatim_sizes", "_vocab",
+        "_analyzer",
+        "_compound",
+        "_compound_weight",
+        "_fingerprint",
+        "_ids",
+        "_mentions",
+        "_postings",
+        "_rank",
+        "_reached",
+        "_split",
+        "_terms",
+        "_vocab",
     )  # fmt: skip
     _analyzer: Analyzer
     _compound: CompoundIndex
     _compound_weight: float
-    _data: np.ndarray
-    _expand: Callable[[str, int], tuple[int, ...]]
+    _reached: Callable[[str], tuple[tuple[int, ...], tuple[float, ...], float]]
     _fingerprint: str
-    _idf: np.ndarray
     _ids: list[str]
-    _indices: np.ndarray
-    _indptr: np.ndarray
+    _mentions: Mentions
+    _postings: Postings
+    _rank: np.ndarray
     _split: np.ndarray
     _terms: list[str]
-    _unknown_idf: float
-    _verbatim: dict[tuple[str, ...], tuple[int, ...]]
-    _verbatim_sizes: list[int]
     _vocab: dict[str, int]
 
     def __init__(self) -> None:
@@ -120,71 +130,97 @@ class RetrievalIndex:
     ) -> RetrievalIndex:
         """Index each topic's id, label, description and optional content summary."""
         listed = _check_topics(topics)
-        summaries = {} if summaries is None else summaries
-        if not isinstance(summaries, Mapping):
-            raise KbInputError("summaries must be a mapping of topic id → text")
+        summaries = _check_summaries(summaries)
         if not isinstance(compound_weight, (int, float)) or not 0.0 <= compound_weight <= 1.0:
             raise KbInputError(f"compound_weight must be within [0, 1], got {compound_weight!r}")
-        self = object.__new__(cls)
-        self._compound_weight = float(compound_weight)
-        self._ids = [topic.id for topic in listed]
-        self._fingerprint = kb_hash(self._ids)
-        self._verbatim = _verbatim_index(listed)
-        self._verbatim_sizes = sorted({len(sequence) for sequence in self._verbatim})
-        docs = [tokenize(_document(t, str(summaries.get(t.id) or ""))) for t in listed]
-        self._analyzer = Analyzer({word for doc in docs for word in doc})
-        self._build_matrix(docs)
-        self._compound = CompoundIndex(self._terms, self._vocab)
-        # Chat questions repeat words; a per-index cache keeps expansion off the hot path.
-        self._expand = functools.lru_cache(maxsize=EXPANSION_CACHE)(self._compound.expand)
-        return self
-
-    def _build_matrix(self, docs: list[list[str]]) -> None:
-        """BM25 weight of every (term, topic) pair, stored column-wise (one column per term)."""
+        words, counts = count_words(listed, summaries)
+        analyzer = Analyzer(words)
         vocab: dict[str, int] = {}
-        rows: list[int] = []
-        cols: list[int] = []
-        counts: list[float] = []
-        lengths = np.zeros(len(docs), dtype=np.float32)
-        analyse = self._analyzer.analyse
-        split: set[str] = set()  # compounds whose parts are indexed terms themselves
-        for number, doc in enumerate(docs):
-            terms: dict[str, float] = {}
-            for token, count in Counter(doc).items():
-                word = analyse(token)
-                terms[word.stem] = terms.get(word.stem, 0.0) + count
-                if word.parts:
-                    split.add(word.stem)
-                for part in word.parts:  # a part inside a compound counts for less
-                    terms[part] = terms.get(part, 0.0) + INDEXED_PART_TF * count
-            lengths[number] = sum(terms.values())
-            for term, frequency in terms.items():
-                cols.append(vocab.setdefault(term, len(vocab)))
-                rows.append(number)
-                counts.append(frequency)
-        self._analyzer.forget()  # the build's words: the query cache starts empty
-        term_of = np.asarray(cols, dtype=np.int32)
-        doc_of = np.asarray(rows, dtype=np.int32)
-        tf = np.asarray(counts, dtype=np.float32)
-        order = np.argsort(term_of, kind="stable")  # stable: topics stay sorted per column
-        term_of, doc_of, tf = term_of[order], doc_of[order], tf[order]
-        df = np.bincount(term_of, minlength=len(vocab)).astype(np.float64)
-        n = max(len(docs), 1)
-        idf = np.log1p((n - df + 0.5) / (df + 0.5))
-        average = float(lengths.mean()) if len(docs) else 0.0
-        norm = K1 * (1 - B + B * lengths / (average or 1.0))
-        weights = idf[term_of] * tf * (K1 + 1) / (tf + norm[doc_of])
+        split: list[bool] = []
+        matrix = term_matrix(words, counts, analyzer, vocab, split)
+        del words, counts
+        analyzer.forget(vocab)  # the build's words: the query cache starts empty
+        return cls._assemble(
+            ids=[topic.id for topic in listed],
+            analyzer=analyzer,
+            vocab=vocab,
+            split=split,
+            postings=Postings.from_matrix(matrix, len(vocab)),
+            mentions=Mentions.of(listed),
+            compound_weight=float(compound_weight),
+            compound=None,
+        )
+
+    @classmethod
+    def _assemble(
+        cls,
+        *,
+        ids: list[str],
+        analyzer: Analyzer,
+        vocab: dict[str, int],
+        split: list[bool],
+        postings: Postings,
+        mentions: Mentions,
+        compound_weight: float,
+        compound: CompoundIndex | None,
+    ) -> RetrievalIndex:
+        self = object.__new__(cls)
+        self._compound_weight = compound_weight
+        self._ids = ids
+        # Each topic's place in id order: ties in score break by id, whatever the build order.
+        self._rank = np.empty(len(ids), dtype=np.int32)
+        self._rank[sorted(range(len(ids)), key=ids.__getitem__)] = np.arange(len(ids))
+        self._fingerprint = kb_hash(ids)
+        self._analyzer = analyzer
         self._vocab = vocab
         self._terms = list(vocab)
-        self._split = np.zeros(len(vocab), dtype=bool)
-        self._split[[vocab[term] for term in split]] = True
-        self._idf = idf.astype(np.float32)
-        self._unknown_idf = float(np.log1p((n - 0.5) / 1.5))  # as rare as a one-topic word
-        self._indptr = np.r_[0, np.cumsum(np.bincount(term_of, minlength=len(vocab)))].astype(
-            np.int32
+        self._split = np.asarray(split, dtype=bool)
+        self._postings = postings
+        self._mentions = mentions
+        self._compound = compound or CompoundIndex(self._terms, vocab)
+        # Chat questions repeat words; a per-index cache keeps analysis and expansion off
+        # the hot path.
+        self._reached = functools.lru_cache(maxsize=EXPANSION_CACHE)(self._reach)
+        return self
+
+    def updated(
+        self,
+        *,
+        changed: Iterable[TopicLike] = (),
+        removed: Iterable[str] = (),
+        summaries: Mapping[str, str] | None = None,
+    ) -> RetrievalIndex:
+        """The index after these topics changed (or were added) and those were removed.
+
+        Only the changed topics' text is analysed; the postings of the others are carried
+        over by array operations, and idf and length norms are recomputed for the new KB.
+        Words new to the KB are split against the KB's words, as questions are.
+        """
+        fresh = _check_topics(changed)
+        summaries = _check_summaries(summaries)
+        gone = [] if isinstance(removed, str) else list(removed)
+        if isinstance(removed, str) or not all(isinstance(i, str) for i in gone):
+            raise KbInputError("removed must be an iterable of topic ids")
+        dropped = {*gone, *(topic.id for topic in fresh)}
+        keep = np.fromiter((i not in dropped for i in self._ids), dtype=bool, count=len(self._ids))
+        words, counts = count_words(fresh, summaries)
+        vocab = dict(self._vocab)  # searches on this index go on meanwhile: never mutate it
+        analyzer = self._analyzer.extended(words, vocab)
+        split = self._split.tolist()
+        matrix = term_matrix(words, counts, analyzer, vocab, split)
+        analyzer.forget(vocab)
+        return RetrievalIndex._assemble(
+            ids=[i for i, kept in zip(self._ids, keep.tolist(), strict=True) if kept]
+            + [topic.id for topic in fresh],
+            analyzer=analyzer,
+            vocab=vocab,
+            split=split,
+            postings=self._postings.spliced(keep, matrix, len(vocab)),
+            mentions=self._mentions.spliced(keep, Mentions.of(fresh)),
+            compound_weight=self._compound_weight,
+            # New terms need new compound lookups; otherwise the old ones still hold.
+            compound=self._compound if len(vocab) == len(self._vocab) else None,
         )
-        self._indices = doc_of
-        self._data = weights.astype(np.float32)
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -206,113 +242,93 @@ class RetrievalIndex:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by the numeric arrays (postings, idf, compound lookups)."""
-        arrays = (self._data, self._indices, self._indptr, self._idf)
-        return sum(int(a.nbytes) for a in arrays) + self._compound.nbytes
+        """Bytes held by the numeric arrays (postings, idf, compound, mention and word lookups)."""
+        return (
+            self._postings.nbytes + self._compound.nbytes + self._mentions.nbytes
+            + self._analyzer.nbytes + int(self._split.nbytes)
+        )  # fmt: skip
 
     def query_weights(self, query: str) -> dict[str, float]:
         """The weighted terms a query is scored with (for diagnostics and tests)."""
-        weights, _ = self._weights(query)
-        return {self._terms[col]: float(w) for col, w in weights.items()}
+        found: dict[str, float] = {}
+        query_terms = self._query(query)
+        for col, weight in zip(
+            query_terms.cols.tolist(), query_terms.weights.tolist(), strict=True
+        ):
+            term = self._terms[col]
+            found[term] = found.get(term, 0.0) + weight
+        return found
 
-    def _weights(self, query: str) -> tuple[dict[int, float], list[tuple[float, dict[int, float]]]]:
-        """Term weights of a query, and per query word its weight and the terms it reached."""
-        weights: dict[int, float] = {}
-        concepts: list[tuple[float, dict[int, float]]] = []
-        vocab, analyse = self._vocab, self._analyzer.analyse
-        for token, count in Counter(tokenize(query)).items():
-            word = analyse(token)
-            reached: dict[int, float] = {}
-            direct = vocab.get(word.stem)
-            if direct is not None:
-                reached[direct] = 1.0
-            part_weight = PART_WEIGHT if direct is None else KNOWN_PART_WEIGHT
-            for term, factor in (
-                *((p, part_weight) for p in word.parts),
-                *((t, TRANSLATION_WEIGHT) for t in word.translations),
-            ):
-                col = vocab.get(term)
-                if col is not None and reached.get(col, 0.0) < factor:
-                    reached[col] = factor
-            if self._compound_weight:
-                # A word the KB also uses on its own ("verlof") still reaches a few of its
-                # compounds ("ouderschapsverlof"), at half the weight of an unknown word's.
-                if direct is None:
-                    factor, related = self._compound_weight, self._expand(word.stem, MAX_EXPANSIONS)
-                else:
-                    factor = self._compound_weight * KNOWN_WORD_FACTOR
-                    # Compounds already split into parts hold this word as a term.
-                    related = tuple(
-                        col
-                        for col in self._expand(word.stem, KNOWN_WORD_EXPANSIONS)
-                        if not self._split[col]
-                    )
-                for col in related:
-                    if reached.get(col, 0.0) < factor:
-                        reached[col] = factor
-            tf = 1.0 + math.log(count)
-            for col, factor in reached.items():
-                weights[col] = weights.get(col, 0.0) + tf * factor
-            if direct is not None:
-                weight = float(self._idf[direct])
-            elif reached:
-                weight = max(float(self._idf[col]) for col in reached)
+    def _reach(self, token: str) -> tuple[tuple[int, ...], tuple[float, ...], float]:
+        """The terms one query word reaches, their factors, and the word's own weight (idf)."""
+        word = self._analyzer.analyse(token)
+        vocab = self._vocab
+        reached: dict[int, float] = {}
+        direct = vocab.get(word.stem)
+        if direct is not None:
+            reached[direct] = 1.0
+        part_weight = PART_WEIGHT if direct is None else KNOWN_PART_WEIGHT
+        for term, factor in (
+            *((p, part_weight) for p in word.parts),
+            *((t, TRANSLATION_WEIGHT) for t in word.translations),
+        ):
+            col = vocab.get(term)
+            if col is not None and reached.get(col, 0.0) < factor:
+                reached[col] = factor
+        if self._compound_weight:
+            # A word the KB also uses on its own ("verlof") still reaches a few of its
+            # compounds ("ouderschapsverlof"), at half the weight of an unknown word's.
+            if direct is None:
+                factor = self._compound_weight
+                related = self._compound.expand(word.stem, MAX_EXPANSIONS)
             else:
-                weight = self._unknown_idf
-            concepts.append((weight * tf, reached))
+                factor = self._compound_weight * KNOWN_WORD_FACTOR
+                # Compounds already split into parts hold this word as a term.
+                expanded = self._compound.expand(word.stem, KNOWN_WORD_EXPANSIONS)
+                related = tuple(col for col in expanded if not self._split[col])
+            for col in related:
+                if reached.get(col, 0.0) < factor:
+                    reached[col] = factor
+        idf = self._postings.idf
+        if direct is not None:
+            weight = float(idf[direct])
+        elif reached:
+            weight = max(float(idf[col]) for col in reached)
+        else:
+            weight = self._postings.unknown_idf()
+        return tuple(reached), tuple(reached.values()), weight
+
+    def _query(self, query: str) -> _QueryTerms:
+        """A query's term links: each word's reached terms, weighted by its repetition."""
+        cols: list[int] = []
+        factors: list[float] = []
+        weights: list[float] = []
+        concept: list[int] = []
+        concept_weight: list[float] = []
+        known: list[bool] = []
+        for number, (token, count) in enumerate(Counter(tokenize(query)).items()):
+            reached, reached_factors, weight = self._reached(token)
+            tf = 1.0 + math.log(count)
+            cols.extend(reached)
+            factors.extend(reached_factors)
+            weights.extend(factor * tf for factor in reached_factors)
+            concept.extend([number] * len(reached))
+            concept_weight.append(weight * tf)
+            known.append(bool(reached))
         # A word the KB never uses counts as much as the question's most specific KB word,
         # not more: in a small KB every shared word is common and would drown otherwise.
-        known = [weight for weight, reached in concepts if reached]
-        if known:
-            cap = max(known)
-            concepts = [(w if reached else min(w, cap), reached) for w, reached in concepts]
-        return weights, concepts
-
-    def _scores(self, weights: dict[int, float]) -> np.ndarray:
-        """BM25 scores of every topic: one vectorised gather over the terms' postings."""
-        cols = np.fromiter(weights.keys(), dtype=np.int64, count=len(weights))
-        values = np.fromiter(weights.values(), dtype=np.float32, count=len(weights))
-        starts, sizes = self._indptr[cols], self._indptr[cols + 1] - self._indptr[cols]
-        total = int(sizes.sum())
-        # Positions of every posting of every query term, without a Python loop.
-        offsets = np.repeat(starts - (np.cumsum(sizes) - sizes), sizes) + np.arange(total)
-        contributions = self._data[offsets] * np.repeat(values, sizes)
-        return np.bincount(self._indices[offsets], contributions, minlength=len(self._ids))
-
-    def _coverage(
-        self, docs: list[int], concepts: list[tuple[float, dict[int, float]]]
-    ) -> list[float]:
-        """Share of the question's word weight each topic matches (fuzzy matches count less)."""
-        total = sum(weight for weight, _ in concepts)
-        if not docs or not total:
-            return [0.0] * len(docs)
-        links = [
-            (c, col, f) for c, (_, reached) in enumerate(concepts) for col, f in reached.items()
-        ]
-        if not links:
-            return [0.0] * len(docs)
-        concept_of, col_of, factor_of = (np.asarray(column) for column in zip(*links, strict=True))
-        starts = self._indptr[col_of]
-        sizes = self._indptr[col_of + 1] - starts
-        offsets = np.repeat(starts - (np.cumsum(sizes) - sizes), sizes) + np.arange(sizes.sum())
-        found = self._indices[offsets]
-        wanted = np.sort(np.asarray(docs, dtype=np.int32))
-        where = np.minimum(np.searchsorted(wanted, found), len(wanted) - 1)
-        hit = wanted[where] == found
-        best = np.zeros((len(concepts), len(wanted)))
-        link_of = np.repeat(np.arange(len(links)), sizes)[hit]
-        np.maximum.at(best, (concept_of[link_of], where[hit]), factor_of[link_of])
-        weights = np.asarray([weight for weight, _ in concepts])
-        share = dict(zip(wanted.tolist(), (weights @ best / total).tolist(), strict=True))
-        return [share[d] for d in docs]
-
-    def _mentions(self, query: str) -> set[int]:
-        words = tuple(tokenize(query, keep_stopwords=True))
-        found: set[int] = set()
-        for size in self._verbatim_sizes:
-            for start in range(len(words) - size + 1):
-                found.update(self._verbatim.get(words[start : start + size], ()))
-        return found
+        if any(known):
+            cap = max(w for w, k in zip(concept_weight, known, strict=True) if k)
+            concept_weight = [
+                w if k else min(w, cap) for w, k in zip(concept_weight, known, strict=True)
+            ]
+        return _QueryTerms(
+            np.array(cols, dtype=np.int64),
+            np.array(weights, dtype=np.float64),
+            np.array(concept, dtype=np.int64),
+            np.array(factors, dtype=np.float64),
+            np.array(concept_weight, dtype=np.float64),
+        )
 
     def search(self, query: str, *, k: int = DEFAULT_K) -> list[Hit]:
         """Top-k topics for a query; topics named verbatim come first and always count."""
@@ -321,44 +337,39 @@ class RetrievalIndex:
         if not isinstance(k, int) or isinstance(k, bool) or k < 1:
             raise KbInputError(f"k must be a positive integer, got {k!r}")
         query = query[:MAX_QUERY_CHARS]
-        mentioned = self._mentions(query)
-        weights, concepts = self._weights(query)
-        scores = self._scores(weights) if weights else np.zeros(len(self._ids))
+        named = np.fromiter(sorted(self._mentions.find(query)), dtype=np.int64)
+        terms = self._query(query)
+        want = max(k - len(named), 0)
+        top, scores, named_scores = self._postings.top(
+            terms.cols, terms.weights, self._rank, named, max(want, 1)
+        )
         ids = self._ids
-        named = sorted(mentioned, key=lambda d: (-float(scores[d]), ids[d]))
-        hits = [Hit(ids[d], float(scores[d]), True) for d in named]
-        want = k - len(named)
-        ranked: list[int] = []
-        if want > 0:
-            scores[list(mentioned)] = 0.0
-            candidates = np.flatnonzero(scores > 0)
-            if len(candidates) > want:
-                # Everything tied with the want-th best stays in so ties break by id, not by
-                # argpartition's arbitrary order.
-                cut = np.partition(scores[candidates], len(candidates) - want)
-                candidates = candidates[scores[candidates] >= cut[len(candidates) - want]]
-            ranked = sorted(candidates.tolist(), key=lambda d: (-float(scores[d]), ids[d]))[:want]
-        coverage = self._coverage(ranked, concepts)
+        order = np.lexsort((self._rank[named], -named_scores))
+        hits = [
+            Hit(ids[d], s, True)
+            for d, s in zip(named[order].tolist(), named_scores[order].tolist(), strict=True)
+        ]
+        if not want or not len(top):
+            return hits
+        coverage = self._postings.coverage(
+            top, (terms.concept, terms.cols, terms.factors), terms.concept_weight
+        )
         hits.extend(
-            Hit(ids[d], float(scores[d]), False, c) for d, c in zip(ranked, coverage, strict=True)
+            Hit(ids[d], s, False, c)
+            for d, s, c in zip(top.tolist(), scores.tolist(), coverage.tolist(), strict=True)
         )
         return hits
 
 
-def _verbatim_index(topics: list[TopicLike]) -> dict[tuple[str, ...], tuple[int, ...]]:
-    """Word sequence → topic numbers, for every topic label and id."""
-    index: dict[tuple[str, ...], tuple[int, ...]] = {}
-    for doc, topic in enumerate(topics):
-        sequences = {tuple(tokenize(text, keep_stopwords=True)) for text in (topic.id, topic.label)}
-        for sequence in sequences:
-            # A label made only of stopwords ("Het") would match nearly every message, and
-            # a very long one is never typed out verbatim.
-            if not sequence or len(sequence) > MAX_VERBATIM_WORDS:
-                continue
-            if all(word in STOPWORDS for word in sequence):
-                continue
-            index[sequence] = (*index.get(sequence, ()), doc)
-    return index
+@dataclass(frozen=True, slots=True)
+class _QueryTerms:
+    """One query's links word → term: term, score weight, word number, match factor."""
+
+    cols: np.ndarray
+    weights: np.ndarray
+    concept: np.ndarray
+    factors: np.ndarray
+    concept_weight: np.ndarray  # per word
 
 
 class IndexCache:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
 import pytest
 
@@ -10,11 +11,11 @@ from services.r42.knowledge import KbCache, load_snapshot, turn_context
 from services.r42.lookup import content_text
 from services.r42.offline import lookup_target, missing_topic_delta, plan_step
 from services.r42.turn import chat_turn
-from shared.bus import ChatRequest
+from shared.bus import ChatRequest, KbUpdated
 from shared.errors import StoreUnavailableError
 from shared.kb import validate_delta
 from shared.llm import LLMRuntime, MemorySink
-from shared.store import Content, Store, Topic
+from shared.store import Content, Relation, RelationKey, Store, Topic
 from tests.services.r42.conftest import VERLOF_ARTICLE, WAIT
 
 
@@ -46,9 +47,79 @@ async def test_description_changes_are_picked_up_although_the_hash_is_the_same(
     assert [h.topic_id for h in second.index.search("workday", k=3)] == ["verlof"]
 
 
-async def test_old_snapshots_are_rebuilt(store: Store) -> None:
+async def test_old_snapshots_are_rebuilt_in_the_background(store: Store) -> None:
     cache = KbCache(store, max_age_s=0.0)
-    assert await cache.get() is not await cache.get()
+    first = await cache.get()
+    assert await cache.get() is first  # an old snapshot is still answered from at once
+    async with asyncio.timeout(WAIT):
+        while cache.current is first:  # noqa: ASYNC110 - the cache has no change hook
+            await asyncio.sleep(0.01)
+    await cache.aclose()
+
+
+def _updated(changed: Sequence[str] = (), removed: Sequence[str] = ()) -> KbUpdated:
+    return KbUpdated(kb_hash="v2", changed_ids=list(changed), removed_ids=list(removed),
+                     reason="test", actor="extractor")  # fmt: skip
+
+
+async def test_kb_updated_is_applied_without_reading_the_whole_store(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = KbCache(store)
+    first = await cache.get()
+
+    async def no_full_read(**_: object) -> list[Topic]:
+        raise AssertionError("an update must not list every topic")
+
+    monkeypatch.setattr(store.topics, "list", no_full_read)
+    await store.topics.upsert_many([
+        Topic(id="fietsregeling", label="Fietsregeling", type="concept",
+              description="Lease een fiets via je brutosalaris."),
+        Topic(id="verlof", label="Verlof", type="process", description="Nu via Workday."),
+    ])  # fmt: skip
+    await store.relations.upsert_many(
+        [Relation(source="fietsregeling", target="declaraties", type="related_to")]
+    )
+    await store.relations.delete_many(
+        [RelationKey(source="declaraties", target="radicale-transparantie", type="related_to")]
+    )
+    await store.topics.delete_many(["radicale-transparantie"])
+    cache.update(_updated(["fietsregeling", "verlof", "declaraties"], ["radicale-transparantie"]))
+    assert cache.current is first  # applied in the background; a turn now waits for it
+    second = await cache.get()
+    assert second is not first and cache.current is second
+    assert "radicale-transparantie" not in second.topics
+    assert second.topics["verlof"].description == "Nu via Workday."
+    assert [h.topic_id for h in second.index.search("fiets leasen", k=3)] == ["fietsregeling"]
+    assert [h.topic_id for h in second.index.search("workday", k=3)] == ["verlof"]
+    assert all(h.topic_id != "radicale-transparantie"
+               for h in second.index.search("radicale transparantie"))  # fmt: skip
+    among = second.relations.among(["fietsregeling", "declaraties", "radicale-transparantie"])
+    assert [(r.source, r.target) for r in among] == [("fietsregeling", "declaraties")]
+    assert (
+        "[fietsregeling]" in second.catalogue and "radicale-transparantie" not in second.catalogue
+    )
+    assert second.labels["fietsregeling"] == "fietsregeling"
+    # The first snapshot is untouched: a turn holding it sees one version throughout.
+    assert "radicale-transparantie" in first.topics and "fietsregeling" not in first.topics
+    await cache.aclose()
+
+
+async def test_a_big_or_cut_short_update_rebuilds_the_snapshot(store: Store) -> None:
+    cache = KbCache(store)
+    first = await cache.get()
+    # Not listed in the event: only a full read of the store can find it.
+    await store.topics.upsert_many([Topic(id="nieuw", label="Nieuw", type="concept")])
+    cache.update(_updated([f"t-{i}" for i in range(500)]))  # the writer's cap: maybe cut short
+    await cache.settled()
+    second = await cache.get()
+    assert second is not first and "nieuw" in second.topics
+    await store.topics.upsert_many([Topic(id="ander", label="Ander", type="concept")])
+    cache.update(_updated([f"t-{i}" for i in range(100)]))  # over a quarter of the KB
+    await cache.settled()
+    third = await cache.get()
+    assert third is not second and "ander" in third.topics
+    await cache.aclose()
 
 
 async def test_slow_or_failing_rebuilds_fall_back_to_the_previous_snapshot(

@@ -1,0 +1,94 @@
+"""Topic texts → a sparse (topics × terms) matrix of term frequencies, each word analysed once.
+
+A topic's text is its id, its label twice (a label says more than any sentence) and its
+description and content summary. Every distinct word of the corpus is analysed once
+(stem, compound parts); the frequencies then come from one sparse product of the
+(topics × words) counts and the (words × terms) analysis, not from a loop per topic.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from shared.kb.analysis import Analyzer
+from shared.kb.models import TopicLike
+from shared.kb.tokens import tokenize
+
+LABEL_REPEAT = 2
+INDEXED_PART_TF = 0.5  # a compound's part inside a topic counts half
+
+
+def topic_text(topic: TopicLike, summary: str) -> str:
+    """The text a topic is indexed by."""
+    label = topic.label or ""
+    return "\n".join([topic.id, *([label] * LABEL_REPEAT), topic.description or "", summary])
+
+
+def count_words(
+    topics: Sequence[TopicLike], summaries: Mapping[str, str]
+) -> tuple[dict[str, int], sp.csr_array]:
+    """The corpus's distinct words (word → number) and the (topics × words) counts.
+
+    Topics are tokenised one at a time into compact arrays, so a large KB never holds
+    every topic's token list at once.
+    """
+    words: dict[str, int] = {}
+    doc_of = array("i")
+    word_of = array("i")
+    for number, topic in enumerate(topics):
+        tokens = tokenize(topic_text(topic, str(summaries.get(topic.id) or "")))
+        word_of.extend(words.setdefault(token, len(words)) for token in tokens)
+        doc_of.extend(array("i", [number]) * len(tokens))
+    counts = sp.csr_array(
+        (
+            np.ones(len(word_of), dtype=np.float32),
+            (np.frombuffer(doc_of, dtype=np.int32), np.frombuffer(word_of, dtype=np.int32)),
+        ),
+        shape=(len(topics), len(words)),
+    )
+    return words, counts
+
+
+def term_matrix(
+    words: dict[str, int],
+    counts: sp.csr_array,
+    analyzer: Analyzer,
+    vocab: dict[str, int],
+    split: list[bool],
+) -> sp.csc_array:
+    """(topics × terms) frequencies; new terms are appended to `vocab` and `split` in place.
+
+    `split[term]` says whether the term is a compound whose parts are terms themselves.
+    """
+    link_word = array("i")
+    link_term = array("i")
+    link_tf = array("f")
+    for word_number, token in enumerate(words):
+        word = analyzer.analyse_uncached(token)
+        stem = vocab.setdefault(word.stem, len(vocab))
+        if stem == len(split):
+            split.append(False)
+        if word.parts:
+            split[stem] = True
+        link_word.append(word_number)
+        link_term.append(stem)
+        link_tf.append(1.0)
+        for part in word.parts:
+            term = vocab.setdefault(part, len(vocab))
+            if term == len(split):
+                split.append(False)
+            link_word.append(word_number)
+            link_term.append(term)
+            link_tf.append(INDEXED_PART_TF)
+    analysis = sp.csr_array(
+        (
+            np.frombuffer(link_tf, dtype=np.float32),
+            (np.frombuffer(link_word, dtype=np.int32), np.frombuffer(link_term, dtype=np.int32)),
+        ),
+        shape=(len(words), len(vocab)),
+    )
+    return sp.csc_array(counts @ analysis)

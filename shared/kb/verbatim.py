@@ -1,0 +1,115 @@
+"""Topics named verbatim: every label's and id's word sequence, kept as sorted 64-bit hashes.
+
+A question mentions a topic when one of its word runs equals the topic's label or id word
+for word (stopwords kept, accents folded). Sequences are stored as hashes of their word
+tuples next to the topic number (12 bytes a sequence instead of a tuple of strings); a
+question probes all its runs of the stored lengths with one binary search.
+"""
+
+from __future__ import annotations
+
+import bisect
+from array import array
+from collections.abc import Iterable
+
+import numpy as np
+
+from shared.kb.analysis import HashedWords
+from shared.kb.models import TopicLike
+from shared.kb.tokens import STOPWORDS, tokenize
+
+MAX_VERBATIM_WORDS = 12
+
+
+def _sequences(topic: TopicLike) -> set[tuple[str, ...]]:
+    found = set()
+    for text in (topic.id, topic.label):
+        sequence = tuple(tokenize(text, keep_stopwords=True))
+        # A label made only of stopwords ("Het") would match nearly every message, and a
+        # very long one is never typed out verbatim.
+        if not sequence or len(sequence) > MAX_VERBATIM_WORDS:
+            continue
+        if all(word in STOPWORDS for word in sequence):
+            continue
+        found.add(sequence)
+    return found
+
+
+class Mentions:
+    """Immutable lookup from word sequences to the topics whose label or id they are."""
+
+    __slots__ = ("_docs", "_firsts", "_keys", "_sizes")
+
+    def __init__(
+        self, keys: np.ndarray, docs: np.ndarray, sizes: np.ndarray, firsts: HashedWords
+    ) -> None:
+        order = np.argsort(keys, kind="stable")
+        # Python arrays: a question probes a handful of runs, cheaper by bisect than by numpy.
+        self._keys = array("q", keys[order].astype(np.int64).tobytes())
+        self._docs = array("i", docs[order].astype(np.int32).tobytes())
+        self._sizes = sizes  # distinct sequence lengths, ascending
+        self._firsts = firsts  # the first word of every sequence: most runs are never probed
+
+    @classmethod
+    def of(cls, topics: Iterable[TopicLike]) -> Mentions:
+        """Mentions of these topics, numbered in order."""
+        keys: list[int] = []
+        docs: list[int] = []
+        sizes: set[int] = set()
+        firsts: set[str] = set()
+        for number, topic in enumerate(topics):
+            for sequence in _sequences(topic):
+                keys.append(hash(sequence))
+                docs.append(number)
+                sizes.add(len(sequence))
+                firsts.add(sequence[0])
+        return cls(
+            np.asarray(keys, dtype=np.int64),
+            np.asarray(docs, dtype=np.int32),
+            np.asarray(sorted(sizes), dtype=np.int16),
+            HashedWords(firsts),
+        )
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the arrays."""
+        arrays = (len(self._keys) * 8, len(self._docs) * 4, self._sizes.nbytes)
+        return int(sum(arrays)) + self._firsts.nbytes
+
+    def find(self, text: str) -> set[int]:
+        """Topic numbers whose label or id the text contains as a run of whole words."""
+        if not self._keys:
+            return set()
+        words = tuple(tokenize(text, keep_stopwords=True))
+        sizes = self._sizes.tolist()
+        probes = [
+            hash(words[start : start + size])
+            for start, word in enumerate(words)
+            if word in self._firsts
+            for size in sizes
+            if start + size <= len(words)
+        ]
+        found: set[int] = set()
+        keys, docs = self._keys, self._docs
+        for probe in probes:
+            at = bisect.bisect_left(keys, probe)
+            while at < len(keys) and keys[at] == probe:
+                found.add(docs[at])
+                at += 1
+        return found
+
+    def spliced(self, keep: np.ndarray, added: Mentions) -> Mentions:
+        """Without the topics not in `keep` (renumbered in order), plus `added` after them."""
+        own_docs = np.frombuffer(self._docs, dtype=np.int32)
+        new_docs = np.frombuffer(added._docs, dtype=np.int32)
+        alive = keep[own_docs]
+        renumber = np.cumsum(keep, dtype=np.int64) - 1
+        n_kept = int(keep.sum())
+        docs = np.concatenate([renumber[own_docs[alive]], new_docs.astype(np.int64) + n_kept])
+        own_keys = np.frombuffer(self._keys, dtype=np.int64)
+        return Mentions(
+            np.concatenate([own_keys[alive], np.frombuffer(added._keys, dtype=np.int64)]),
+            docs.astype(np.int32),
+            np.union1d(self._sizes, added._sizes).astype(np.int16),
+            self._firsts.union_hashes(added._firsts),
+        )
