@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
-
-import anthropic
+from typing import TYPE_CHECKING, Any
 
 from shared.llm.errors import LLMConnectionError, LLMHttpError
 from shared.llm.providers.base import ProviderReply, ProviderRequest
 from shared.llm.result import Usage
 from shared.llm.retry import parse_retry_after
+
+if TYPE_CHECKING:
+    # The SDK (~50 MB resident) loads on the first call: a process that never calls the
+    # model (telemetry, an idle gateway) does not carry it.
+    import anthropic
 
 _SPEND_LIMIT_MARK = "spend_limit_reached"  # enforced_/contract_/linked_organization_…
 
@@ -35,6 +38,8 @@ class AnthropicProvider:
 
     def client(self) -> anthropic.AsyncAnthropic:
         """The SDK client for the running event loop, created on first use."""
+        import anthropic
+
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop:
             self._client = anthropic.AsyncAnthropic(
@@ -48,6 +53,8 @@ class AnthropicProvider:
 
     async def create(self, request: ProviderRequest) -> ProviderReply:
         """Send one request; map SDK errors to LLMHttpError / LLMConnectionError."""
+        import anthropic
+
         client = self.client()
         try:
             raw = await client.messages.with_raw_response.create(
