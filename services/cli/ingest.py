@@ -1,9 +1,9 @@
-"""CLI: `r42 ingest`, `r42 sources [show|cancel ID]`, `r42 sync-handbook`, `r42 graph analyze`.
+"""CLI: `r42 ingest`, `r42 sources [show|cancel|delete ID]`, `r42 sync-handbook`.
 
 With a running stack (NATS_URL, or the `r42 up` recorded in the data dir) `ingest`
 stores the sources and publishes source.uploaded for the extractor; without one it runs
-the extractor's pipeline in this process on the data dir's store. The admin commands
-(`sync-handbook`, `graph analyze`) always run here and publish kb.updated when a stack runs.
+the extractor's pipeline in this process on the data dir's store. The admin command
+`sync-handbook` always runs here and publishes kb.updated when a stack runs.
 """
 
 from __future__ import annotations
@@ -23,20 +23,17 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
-from services.extractor.graph_analysis import analyze_graph, apply_graph_plan
-from services.extractor.graph_plan import GraphPlan
+from services.cli.ingest_resume import ingest_leases, resume_event, unfinished_source
 from services.extractor.handbook import FileOutcome, github_client, sync_handbook
-from services.extractor.lifecycle import delete_source, undo_change
+from services.extractor.lifecycle import delete_source
 from services.extractor.local import follow_sources, ingest_locally
 from services.extractor.outcomes import mark_cancelled, read_progress
-from services.extractor.review import discard, held_changes, release
 from services.extractor.session import (
     AdminSession,
     admin_session,
     extract_options,
     live_nats_url,
 )
-from services.extractor.undo import undo_entries
 from services.extractor.uploads import load_document, register_upload
 from shared.bus import (
     Event,
@@ -259,6 +256,13 @@ async def ingest_files(
         bars = SourceBars(new_progress(console))
         events: list[SourceUploaded] = []
         for name, text in files:
+            interrupted = await unfinished_source(session.store, name=name, text=text)
+            if interrupted is not None:
+                # A killed earlier ingest: continue it from its merge marks, same source id.
+                console.print(f"resuming {name} as source {interrupted.id} (interrupted)")
+                bars.add(interrupted.id, name)
+                events.append(resume_event(interrupted, text, actor="cli"))
+                continue
             reg = await register_upload(session.store, name=name, text=text,
                                         uploaded_by=who, actor="cli")  # fmt: skip
             if reg.duplicate_of is not None:
@@ -272,10 +276,12 @@ async def ingest_files(
             if not (finished and wait):
                 return 0 if finished else 1
         elif events:
-            with bars.progress:
-                await ingest_locally(store=session.store, source_ids=list(bars.tasks),
-                                     limiter=session.limiter, options=extract_options(),
-                                     observer=bars.on_event)  # fmt: skip
+            # Leased while this process works on them: a rerun after a kill can tell.
+            async with ingest_leases(session.store.locks, list(bars.tasks)):
+                with bars.progress:
+                    await ingest_locally(store=session.store, source_ids=list(bars.tasks),
+                                         limiter=session.limiter, options=extract_options(),
+                                         observer=bars.on_event)  # fmt: skip
         ended = [await session.store.sources.get(source_id) for source_id in bars.tasks]
     failed = [s for s in ended if s is None or s.status != "completed"]
     for source in failed:
@@ -421,29 +427,6 @@ def sync_line(outcome: FileOutcome) -> Text:
     return Text(f"  unchanged {path}")
 
 
-def plan_table(plan: GraphPlan) -> Table:
-    """The preview: every action with what it does and why."""
-    table = Table(title="Graph analysis (preview)", title_justify="left")
-    for column in ("action", "what", "why"):
-        table.add_column(column, overflow="fold")
-    for action, what, why in plan.lines():
-        table.add_row(action, Text(what), Text(why), style="dim" if action == "skipped" else None)
-    return table
-
-
-async def _analyze(settings: Settings) -> GraphPlan:
-    async with admin_session(settings, llm=True) as session:
-        return await analyze_graph(store=session.store, limiter=session.limiter)
-
-
-async def _apply(settings: Settings, plan: GraphPlan, max_deletions: int | None) -> str | None:
-    async with admin_session(settings) as session:
-        _, undo_id = await apply_graph_plan(store=session.store, plan=plan,
-                                            publish=session.publish,
-                                            max_deletions=max_deletions)  # fmt: skip
-        return undo_id
-
-
 async def _delete(settings: Settings, source_id: str, max_deletions: int | None) -> str:
     async with admin_session(settings) as session:
         removed, undo_id = await delete_source(store=session.store, source_id=source_id,
@@ -454,32 +437,8 @@ async def _delete(settings: Settings, source_id: str, max_deletions: int | None)
             f"undo with `r42 graph undo {undo_id}`")  # fmt: skip
 
 
-async def _held(settings: Settings, release_key: str | None, discard_key: str | None) -> str:
-    async with admin_session(settings) as session:
-        if release_key:
-            undo_id = await release(session.store, release_key, publish=session.publish)
-            return f"released {release_key}; undo with `r42 graph undo {undo_id}`"
-        if discard_key:
-            await discard(session.store, discard_key)
-            return f"discarded {discard_key}"
-        held = await held_changes(session.store)
-    return "\n".join(f"{h.key}  {h.at}  {h.reason}: {', '.join(h.updated_ids[:8])}"
-                     for h in held) or "nothing is held for review"  # fmt: skip
-
-
-async def _undo(settings: Settings, undo_id: str | None, listing: bool) -> str:
-    async with admin_session(settings) as session:
-        if listing:
-            entries = await undo_entries(session.store)
-            return "\n".join(f"{e.id}  {e.at}  {e.reason} ({e.topics} topic(s))"
-                             for e in entries) or "nothing to undo"  # fmt: skip
-        done, touched = await undo_change(store=session.store, undo_id=undo_id,
-                                          publish=session.publish)  # fmt: skip
-    return f"undid {done}: {len(touched)} topic(s) restored or removed"
-
-
 def register(app: typer.Typer) -> None:
-    """Register ingest, sources, sync-handbook and graph on the root app."""
+    """Register ingest, sources and sync-handbook on the root app (graph: services/cli/graph.py)."""
     app.command("ingest")(ingest_command)
     sources = typer.Typer(help="Sources under extraction.", pretty_exceptions_enable=False)
     app.add_typer(sources, name="sources")
@@ -523,64 +482,3 @@ def register(app: typer.Typer) -> None:
         """Extract the GitHub handbook's changed files (R42_HANDBOOK_OWNER/REPO/PATH/BRANCH)."""
         settings = load_settings()
         raise typer.Exit(run(lambda: _sync(settings, Console(highlight=False, soft_wrap=True))))
-
-    graph = typer.Typer(help="Knowledge-graph maintenance.", no_args_is_help=True)
-    app.add_typer(graph, name="graph")
-
-    @graph.command("analyze")
-    def analyze_command(
-        apply: Annotated[bool, typer.Option("--apply", help="Apply after confirming.")] = False,
-        yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask to confirm.")] = False,
-        max_deletions: Annotated[
-            int | None,
-            typer.Option(
-                "--max-deletions", min=0, help="Raise the bound on topics deleted at once."
-            ),
-        ] = None,
-    ) -> None:
-        """Propose merges, deletions, relations and relevance fixes; preview, then apply."""
-        settings = load_settings()
-        console = Console(highlight=False, soft_wrap=True)
-        plan = run(lambda: _analyze(settings))
-        if plan.lines():
-            console.print(plan_table(plan))
-        if plan.summary:
-            console.print(Text(plan.summary))
-        if plan.empty:
-            console.print("nothing to change")
-            return
-        if not apply:
-            console.print("dry run: nothing was changed; apply with `r42 graph analyze --apply`")
-            return
-        actions = sum(1 for row in plan.lines() if row[0] != "skipped")
-        if not yes and not typer.confirm(f"Apply these {actions} action(s)?"):
-            console.print("not applied")
-            raise typer.Exit(1)
-        undo_id = run(lambda: _apply(settings, plan, max_deletions))
-        console.print(f"applied: {len(plan.changes.topics_delete)} topic(s) removed, "
-                      f"{len(plan.changes.relations_upsert)} relation(s) written, "
-                      f"{len(plan.changes.topics_upsert)} relevance update(s); "
-                      f"undo with `r42 graph undo {undo_id}`")  # fmt: skip
-
-    @graph.command("held")
-    def held_command(
-        release_key: Annotated[str | None, typer.Option("--release", metavar="KEY",
-                                                        help="Apply a held change.")] = None,
-        discard_key: Annotated[str | None, typer.Option("--discard", metavar="KEY",
-                                                        help="Drop a held change.")] = None,
-    ) -> None:  # fmt: skip
-        """Extractions held for review (they would rewrite many existing topics)."""
-        settings = load_settings()
-        Console(highlight=False, soft_wrap=True).print(
-            run(lambda: _held(settings, release_key, discard_key))
-        )
-
-    @graph.command("undo")
-    def undo_command(
-        undo_id: Annotated[str | None, typer.Argument(metavar="[ID]")] = None,
-        listing: Annotated[bool, typer.Option("--list", help="List what can be undone.")] = False,
-    ) -> None:
-        """Undo an applied graph analysis or source deletion (the newest by default)."""
-        settings = load_settings()
-        Console(highlight=False, soft_wrap=True).print(run(lambda: _undo(settings, undo_id,
-                                                                         listing)))  # fmt: skip

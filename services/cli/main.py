@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "services.cli.kb",
     "services.cli.chat",
     "services.cli.ingest",
+    "services.cli.graph",
     "services.cli.ops",
     "services.cli.learn",
     "services.cli.quiz",

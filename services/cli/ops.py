@@ -12,6 +12,7 @@ from rich.text import Text
 
 from services.cli.kb import StoreOption, run_on_store, store_url
 from services.cli.ops_audit import audit_command
+from services.cli.ops_feedback import feedback_command, gaps_command
 from shared.store import CallAggregate, LlmCall, Store
 
 
@@ -125,10 +126,12 @@ def register(app: typer.Typer) -> None:
     """Register the ops commands on the root app."""
     ops = typer.Typer(
         name="ops",
-        help="Operations: LLM call telemetry and the audit trail from the store.",
+        help="Operations: LLM call telemetry, the audit trail, feedback and gaps from the store.",
         no_args_is_help=True,
         pretty_exceptions_enable=False,
     )
     ops.command("calls")(calls_command)
     ops.command("audit")(audit_command)
+    ops.command("feedback")(feedback_command)
+    ops.command("gaps")(gaps_command)
     app.add_typer(ops, name="ops")

@@ -32,8 +32,6 @@ def embedded(settings: Settings) -> bool:
         return False
 
 
-
-
 def is_graph_admin(user_id: str, settings: Settings) -> bool:
     """Whether `user_id` may approve or reject suggestions (see the module docstring)."""
     if user_id in settings.admins:

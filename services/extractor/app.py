@@ -23,7 +23,8 @@ from pydantic import ValidationError
 from services.extractor import handlers
 from services.extractor.cancel import SourceTasks
 from services.extractor.config import ExtractorSettings, build_extractor_settings
-from services.extractor.handlers import ExtractorDeps, source_failed
+from services.extractor.graph_rpc import answer_analyze, answer_apply, answer_undo
+from services.extractor.handlers import ExtractorDeps, delta_failed, source_failed
 from services.extractor.kb_import import answer_import
 from services.extractor.offline import offline_plans
 from services.extractor.outcomes import ACTOR
@@ -53,6 +54,18 @@ from shared.bus.extractor_rpc import (
     RegisterUploadReply,
     RegisterUploadRequest,
 )
+from shared.bus.graph_rpc import (
+    GRAPH_ANALYZE_SUBJECT,
+    GRAPH_APPLY_SUBJECT,
+    GRAPH_UNDO_SUBJECT,
+    GraphAnalyzeRequest,
+    GraphApplyReply,
+    GraphApplyRequest,
+    GraphPlanReply,
+    GraphUndoReply,
+    GraphUndoRequest,
+)
+from shared.bus.objects import read_source_object
 from shared.errors import R42Error
 from shared.runtime.service import (
     Broadcast,
@@ -91,11 +104,29 @@ def build(
     ext = extractor or build_extractor_settings()
     deps = ExtractorDeps(store=ctx.store, publish=ctx.publish, limiter=ctx.limiter,
                          settings=ctx.settings, extractor=ext, tasks=SourceTasks())  # fmt: skip
+
+    async def read_object(name: str) -> bytes | None:
+        # An uploader's file in the r42-sources bucket (text_ref = its object name).
+        return await read_source_object(ctx.broker.connection, name,
+                                        max_bytes=ctx.settings.max_upload_bytes)  # fmt: skip
+
+    deps.read_object = read_object
     sub = partial(Subscription, max_deliver=ext.max_deliver, ack_wait=ext.ack_wait_s)
     sync_lock = asyncio.Lock()
 
     async def on_sync(request: HandbookSyncRequest) -> HandbookSyncReply:
         return await answer_sync(request, deps=deps, lock=sync_lock)
+
+    analyze_lock = asyncio.Lock()
+
+    async def on_analyze(request: GraphAnalyzeRequest) -> GraphPlanReply:
+        return await answer_analyze(request, deps=deps, lock=analyze_lock)
+
+    async def on_apply(request: GraphApplyRequest) -> GraphApplyReply:
+        return await answer_apply(request, deps=deps)
+
+    async def on_undo(request: GraphUndoRequest) -> GraphUndoReply:
+        return await answer_undo(request, deps=deps)
 
     async def on_import(request: KbImportRequest) -> KbImportReply:
         return await answer_import(request, store=deps.store, publish=deps.publish)
@@ -117,7 +148,8 @@ def build(
         sub(SourceCancelled, "extractor-cancel", partial(handlers.on_source_cancelled, deps),
             on_failure=source_failed),
         sub(ChunkExtracted, "extractor-merge", partial(handlers.on_chunk_extracted, deps)),
-        sub(KbDeltaDecided, "extractor-deltas", partial(handlers.on_delta_decided, deps)),
+        sub(KbDeltaDecided, "extractor-deltas", partial(handlers.on_delta_decided, deps),
+            on_failure=delta_failed),
         sub(KbDeltaProposed, "extractor-proposals", partial(handlers.on_delta_proposed, deps)),
     ]  # fmt: skip
     return ServiceSpec(
@@ -128,6 +160,9 @@ def build(
             Rpc(SYNC_HANDBOOK_SUBJECT, HandbookSyncRequest, on_sync, max_concurrency=2),
             Rpc(KB_IMPORT_SUBJECT, KbImportRequest, on_import, max_concurrency=1),
             Rpc(REGISTER_UPLOAD_SUBJECT, RegisterUploadRequest, on_register, max_concurrency=4),
+            Rpc(GRAPH_ANALYZE_SUBJECT, GraphAnalyzeRequest, on_analyze, max_concurrency=1),
+            Rpc(GRAPH_APPLY_SUBJECT, GraphApplyRequest, on_apply, max_concurrency=1),
+            Rpc(GRAPH_UNDO_SUBJECT, GraphUndoRequest, on_undo, max_concurrency=1),
             *topic_rpcs(deps),
         ],
         on_started=[sample],

@@ -21,6 +21,7 @@ class PlannedMerge:
     repointed: int
     collapsed: int
     reason: str
+    key: str = ""
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class PlannedRelevance:
     old: str
     new: str
     reason: str
+    key: str = ""
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,8 @@ class GraphPlan:
     skipped: tuple[str, ...] = ()
     changes: KbChanges = field(default_factory=KbChanges)
     summary: str = ""
+    deletion_keys: tuple[str, ...] = ()
+    relation_keys: tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -74,6 +78,36 @@ class GraphPlan:
             rows.append(("relevance", f"{u.topic_id}: {u.old} → {u.new}", u.reason))
         rows.extend(("skipped", "", why) for why in self.skipped)
         return rows
+
+    def keyed_rows(self) -> list[tuple[str, str, str, str]]:
+        """(key, action, what, why) for every action that would change something."""
+        keys = [m.key for m in self.merges] + list(self.deletion_keys)
+        keys += list(self.relation_keys) + [u.key for u in self.relevance]
+        rows = [row for row in self.lines() if row[0] != "skipped"]
+        return [(key, *row) for key, row in zip(keys, rows, strict=True)]
+
+
+def action_keys(actions: GraphActions) -> list[str]:
+    """A key per action of the model's answer: m0…, d0…, r0…, v0… (merge, delete, relation,
+    relevance), stable for the stored answer so a selection can name them."""
+    return [
+        *(f"m{i}" for i in range(len(actions.merges))),
+        *(f"d{i}" for i in range(len(actions.deletions))),
+        *(f"r{i}" for i in range(len(actions.new_relations))),
+        *(f"v{i}" for i in range(len(actions.relevance_updates))),
+    ]
+
+
+def select_actions(actions: GraphActions, keys: Iterable[str]) -> GraphActions:
+    """Only the chosen actions (unknown keys are ignored: the plan is re-validated anyway)."""
+    chosen = set(keys)
+    return GraphActions(
+        merges=[a for i, a in enumerate(actions.merges) if f"m{i}" in chosen],
+        deletions=[a for i, a in enumerate(actions.deletions) if f"d{i}" in chosen],
+        new_relations=[a for i, a in enumerate(actions.new_relations) if f"r{i}" in chosen],
+        relevance_updates=[a for i, a in enumerate(actions.relevance_updates) if f"v{i}" in chosen],
+        summary=actions.summary,
+    )
 
 
 def graph_fingerprint(topics: Iterable[Topic], relations: Iterable[Relation]) -> str:
@@ -106,8 +140,8 @@ def plan_graph_actions(
             return True
         return False
 
-    merge_specs: list[tuple[str, list[str], str]] = []
-    for merge in actions.merges:
+    merge_specs: list[tuple[str, list[str], str, str]] = []
+    for index, merge in enumerate(actions.merges):
         keep = merge.keep
         if keep not in by_id or keep in gone:
             skipped.append(f"merge: kept topic {keep} does not exist or is removed elsewhere")
@@ -116,9 +150,13 @@ def plan_graph_actions(
         if deleted:
             kept.add(keep)
             gone.update({d: keep for d in deleted})
-            merge_specs.append((keep, deleted, merge.reason))
-    deletion_specs = [(d.id, d.reason) for d in actions.deletions if removable(d.id, "delete")]
-    gone.update({topic_id: "" for topic_id, _ in deletion_specs})
+            merge_specs.append((keep, deleted, merge.reason, f"m{index}"))
+    deletion_specs = [
+        (d.id, d.reason, f"d{i}")
+        for i, d in enumerate(actions.deletions)
+        if removable(d.id, "delete")
+    ]
+    gone.update({topic_id: "" for topic_id, _, _ in deletion_specs})
 
     alias = {d: k for d, k in gone.items() if k}
     existing: set[Key] = {
@@ -149,7 +187,8 @@ def plan_graph_actions(
         repointed[keep] = repointed.get(keep, 0) + 1
 
     new_relations: list[Relation] = []
-    for n in actions.new_relations:
+    relation_keys: list[str] = []
+    for index, n in enumerate(actions.new_relations):
         key = (alias.get(n.source, n.source), alias.get(n.target, n.target), n.type)
         if any(end not in by_id or gone.get(end) == "" for end in key[:2]):
             skipped.append(f"relation {n.source} -{n.type}-> {n.target}: unknown topic")
@@ -159,10 +198,11 @@ def plan_graph_actions(
             upserts[key] = Relation(source=key[0], target=key[1], type=n.type,
                                     description=n.description or None)  # fmt: skip
             new_relations.append(upserts[key])
+            relation_keys.append(f"r{index}")
 
     relevance: list[PlannedRelevance] = []
     retopics: list[Topic] = []
-    for u in actions.relevance_updates:
+    for index, u in enumerate(actions.relevance_updates):
         topic = by_id.get(u.id)
         if topic is None or u.id in gone:
             skipped.append(f"relevance {u.id}: topic does not exist or is removed")
@@ -172,17 +212,21 @@ def plan_graph_actions(
             )
         elif topic.learning_relevance != u.relevance and u.id not in {t.id for t in retopics}:
             relevance.append(
-                PlannedRelevance(u.id, topic.learning_relevance, u.relevance, u.reason)
+                PlannedRelevance(u.id, topic.learning_relevance, u.relevance, u.reason, f"v{index}")
             )
             retopics.append(topic.model_copy(update={"learning_relevance": u.relevance}))
 
     return GraphPlan(
         fingerprint=graph_fingerprint(topics, relations),
         merges=tuple(
-            PlannedMerge(keep, tuple(deleted), repointed.get(keep, 0), collapsed.get(keep, 0), why)
-            for keep, deleted, why in merge_specs
+            PlannedMerge(
+                keep, tuple(deleted), repointed.get(keep, 0), collapsed.get(keep, 0), why, key
+            )
+            for keep, deleted, why, key in merge_specs
         ),
-        deletions=tuple((d, why, removed.get(d, 0)) for d, why in deletion_specs),
+        deletions=tuple((d, why, removed.get(d, 0)) for d, why, _ in deletion_specs),
+        deletion_keys=tuple(key for _, _, key in deletion_specs),
+        relation_keys=tuple(relation_keys),
         new_relations=tuple(new_relations),
         relevance=tuple(relevance),
         skipped=tuple(skipped),

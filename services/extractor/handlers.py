@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from services.extractor.admins import is_graph_admin
 from services.extractor.cancel import SourceTasks
 from services.extractor.config import ExtractOptions, ExtractorSettings
-from services.extractor.deltas import apply_decision
+from services.extractor.deltas import decide_suggestion
 from services.extractor.merge import merge_chunk
 from services.extractor.outcomes import ACTOR, Publish, fail_source, in_flow, mark_cancelled
 from services.extractor.ports import ExtractorStore
 from services.extractor.runner import run_source
-from services.extractor.uploads import sha256_text
+from services.extractor.uploads import decode_upload, sha256_text
 from shared.bus import (
     ChunkExtracted,
+    KbDeltaApplied,
     KbDeltaDecided,
     KbDeltaProposed,
     SourceCancelled,
@@ -31,6 +34,8 @@ from shared.store import Source
 
 log = logging.getLogger(__name__)
 
+ReadObject = Callable[[str], Awaitable[bytes | None]]
+
 
 @dataclass
 class ExtractorDeps:
@@ -42,6 +47,7 @@ class ExtractorDeps:
     settings: Settings
     extractor: ExtractorSettings
     tasks: SourceTasks
+    read_object: ReadObject | None = None
 
     @property
     def options(self) -> ExtractOptions:
@@ -53,15 +59,34 @@ class ExtractorDeps:
         return is_graph_admin(user_id, self.settings)
 
 
-async def ensure_source(store: ExtractorStore, event: SourceUploaded) -> None:
-    """Create the source row if the uploader only stored the text (checked against sha256)."""
+async def ensure_source(
+    store: ExtractorStore, event: SourceUploaded, *, read_object: ReadObject | None = None,
+    max_bytes: int = 10 * 1024 * 1024,
+) -> None:  # fmt: skip
+    """Create the source row if the uploader did not (its text: a stored text or an object).
+
+    `text_ref` names an object in the r42-sources bucket (any NATS uploader) or, for the
+    project's own uploaders, a stored text; its sha256 and size must match the event.
+    """
     if await store.sources.get(event.source_id) is not None:
         return
     text = await store.source_texts.get(event.text_ref)
-    if text is None:
-        raise BadInputError(f"source {event.source_id}: no text stored under {event.text_ref!r}")
-    if sha256_text(text) != event.sha256:
-        raise BadInputError(f"source {event.source_id}: the stored text does not match sha256")
+    if text is not None:
+        if sha256_text(text) != event.sha256:
+            raise BadInputError(f"source {event.source_id}: the stored text does not match sha256")
+    else:
+        data = await read_object(event.text_ref) if read_object is not None else None
+        if data is None:
+            raise BadInputError(
+                f"source {event.source_id}: no object {event.text_ref!r} in the r42-sources "
+                "bucket (put the file there first; text_ref is its object name)"
+            )
+        if len(data) != event.size or hashlib.sha256(data).hexdigest() != event.sha256:
+            raise BadInputError(
+                f"source {event.source_id}: object {event.text_ref!r} does not match the "
+                f"event's size and sha256 ({len(data)} bytes received, {event.size} announced)"
+            )
+        text = decode_upload(data, name=event.name, max_bytes=max_bytes)
     if event.text_ref != event.source_id:
         await store.source_texts.put(event.source_id, text)
     await store.sources.create(
@@ -83,7 +108,8 @@ async def on_source_uploaded(deps: ExtractorDeps, event: SourceUploaded) -> None
     last = delivery.last if delivery is not None else True
     publish = in_flow(deps.publish, event.correlation_id)
     try:
-        await ensure_source(deps.store, event)
+        await ensure_source(deps.store, event, read_object=deps.read_object,
+                            max_bytes=deps.settings.max_upload_bytes)  # fmt: skip
     except BadInputError as exc:
         await fail_source(deps.store, event.source_id, str(exc), publish)
         return
@@ -115,13 +141,33 @@ async def on_chunk_extracted(deps: ExtractorDeps, event: ChunkExtracted) -> None
 
 async def on_delta_decided(deps: ExtractorDeps, event: KbDeltaDecided) -> None:
     """kb.delta.decided → apply an approved delta or record a rejection (idempotent)."""
-    outcome = await apply_decision(
+    outcome, topics, relations = await decide_suggestion(
         store=deps.store,
         event=event,
         publish=in_flow(deps.publish, event.correlation_id),
         is_admin=deps.is_admin,
     )
     log.info("suggestion %s: %s", event.suggestion_id, outcome)
+    if outcome == "already_decided":
+        return  # the first decision already reported its outcome
+    suggestion = await deps.store.suggestions.get(event.suggestion_id)
+    await deps.publish(
+        KbDeltaApplied.caused_by(
+            event, actor=ACTOR, suggestion_id=event.suggestion_id, decision=event.decision,
+            decided_by=event.decided_by, outcome=outcome, topics=topics, relations=relations,
+            proposed_by=suggestion.proposed_by if suggestion else "",
+            event_id=derived_event_id(KbDeltaApplied.SUBJECT, event.suggestion_id),
+        )
+    )  # fmt: skip
+
+
+def delta_failed(event: KbDeltaDecided, error: str) -> KbDeltaApplied:
+    """The owner's report of a decision it could not apply (the suggestion stays pending)."""
+    return KbDeltaApplied.caused_by(
+        event, actor=ACTOR, suggestion_id=event.suggestion_id, decision=event.decision,
+        decided_by=event.decided_by, outcome="failed", error=error[:4000] or "unknown error",
+        event_id=derived_event_id(KbDeltaApplied.SUBJECT, event.event_id, "failed"),
+    )  # fmt: skip
 
 
 async def on_delta_proposed(deps: ExtractorDeps, event: KbDeltaProposed) -> None:

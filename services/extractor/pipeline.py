@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from services.extractor.attempts import chunk_budget
 from services.extractor.cancel import SourceCancelledError
 from services.extractor.config import ExtractOptions
 from services.extractor.outcomes import ACTOR, RUNNING, Publish, finish_if_done
@@ -18,7 +19,14 @@ from services.extractor.uploads import completed_duplicate
 from shared.bus import ChunkExtracted, ExtractedRelation, Topic, derived_event_id
 from shared.errors import BadInputError, NotFoundError, R42Error, is_transient
 from shared.kb import KNOWN_IDS_LIMIT, chunk_text, is_kebab_id, to_kebab_id
-from shared.llm import Limiter, LLMOutputError, LLMResult, LLMValidationError, call_llm
+from shared.llm import (
+    Limiter,
+    LLMOutputError,
+    LLMResult,
+    LLMValidationError,
+    attempt_budget,
+    call_llm,
+)
 
 log = logging.getLogger(__name__)
 
@@ -195,22 +203,29 @@ async def extract_source(
         text, max_chars=options.max_chunk_chars, overlap_chars=options.overlap_chars
     )
     await store.sources.set_chunks_total(source_id, len(chunks))
+    # Held results (merged once their predecessors are) need no second model call either.
     merged = await store.sources.merged_chunks(source_id)
+    merged |= set(await store.pending_merges.held_indexes(source_id))
     known = await _known_ids(store)
     earlier_ids: list[str] = []
     extracted = 0
     for index, chunk in enumerate(chunks):
         if index in merged:
-            continue  # merged before a restart: never asked again
+            continue  # merged (or held) before a restart: never asked again
         await _check_running(store, source_id)
+        # Every API attempt at this chunk, in-call retries and redeliveries alike, counts
+        # against one budget: a persistent 5xx costs at most CHUNK_ATTEMPTS calls.
+        budget = chunk_budget(store, source_id, index)
         try:
-            event = await extract_chunk(
-                source_id=source_id, source_name=source.name, chunk=chunk, index=index,
-                count=len(chunks), known_ids=[*known, *earlier_ids], limiter=limiter,
-                options=options, correlation_id=correlation_id,
-            )  # fmt: skip
+            with attempt_budget(budget):
+                event = await extract_chunk(
+                    source_id=source_id, source_name=source.name, chunk=chunk, index=index,
+                    count=len(chunks), known_ids=[*known, *earlier_ids], limiter=limiter,
+                    options=options, correlation_id=correlation_id,
+                )  # fmt: skip
         except Exception as exc:  # named with its chunk, keeping transient vs permanent
             raise ChunkFailedError(index, len(chunks), exc) from exc
+        await budget.succeeded()
         earlier_ids.extend(t.id for t in event.topics)
         await publish(event)
         extracted += 1

@@ -20,6 +20,7 @@ from shared.bus import (
     Event,
     ProposalDecisionReply,
     ProposalDecisionRequest,
+    chunk_sink,
 )
 
 
@@ -51,11 +52,12 @@ class R42Handlers:
     user_locks: UserLocks = field(default_factory=UserLocks)
 
     async def chat(self, request: ChatRequest) -> ChatReply:
-        """rpc.r42.chat: one turn."""
+        """rpc.r42.chat: one turn (its text streamed when the caller asked for chunks)."""
         async with self.user_locks(request.thread_key):
             return await chat_turn(
-                store=self.store, kb=self.kb, request=request, admins=self.admins
-            )
+                store=self.store, kb=self.kb, request=request, admins=self.admins,
+                on_text=chunk_sink(),
+            )  # fmt: skip
 
     async def proposal(self, request: ProposalDecisionRequest) -> ProposalDecisionReply:
         """rpc.r42.proposal: the user's Yes / No on a proposal."""

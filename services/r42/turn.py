@@ -7,6 +7,10 @@ tool_choice none, so the model must answer in text. propose_graph_delta input is
 cleaned by `validate_delta`; an invalid delta is dropped (the model hears why), a valid
 one becomes the turn's proposal (one per turn), stored only when the turn succeeds.
 
+Streaming (`on_text`): each round's text goes out as the model writes it, rounds separated by
+a blank line, and the answer is then what was streamed (a preface before a tool call
+included), so what the person read is what is remembered and rated.
+
 Sources are the topics the answer used: every topic looked up successfully (in lookup
 order), then the context topics (in retrieval order) whose label or id the answer
 mentions; at most 5.
@@ -41,7 +45,7 @@ from services.r42.tools import LOOKUP_TOOL_NAME, PROPOSE_TOOL_NAME, TOOLS
 from shared.bus import ChatReply, ChatRequest, Proposal, SourceRef
 from shared.errors import R42Error
 from shared.kb import GraphDelta, detect_language, fold_text, validate_delta
-from shared.llm import ToolUse, call_llm
+from shared.llm import LLMBusyError, TextSink, ToolUse, answer_within, call_llm
 from shared.store import ThreadMessage, Topic, utcnow
 
 log = logging.getLogger(__name__)
@@ -54,6 +58,7 @@ MAX_INPUT_CHARS = 8000
 MAX_SOURCES = 5
 ANSWER_MAX_TOKENS = 2048
 TURN_TIMEOUT_S = 90.0
+BUSY = "R42 is druk tot {until}. Probeer het daarna nog eens."
 _TOOL_NONE = {"type": "none"}
 _TOOL_AUTO = {"type": "auto"}
 _LIMIT_TEXT = f"{MAX_INPUT_CHARS:,}".replace(",", ".")  # Dutch thousands separator
@@ -75,7 +80,12 @@ def new_error_ref() -> str:
 
 
 async def chat_turn(
-    *, store: R42Store, kb: KbCache, request: ChatRequest, admins: Collection[str] = ()
+    *,
+    store: R42Store,
+    kb: KbCache,
+    request: ChatRequest,
+    admins: Collection[str] = (),
+    on_text: TextSink | None = None,
 ) -> ChatReply:
     """Answer one chat message (see the module docstring for the rules)."""
     text = request.text.strip()
@@ -89,12 +99,19 @@ async def chat_turn(
     is_admin = effective_admin(request.user_id, admins)
     history = await load_thread(store, request.thread_key)
     asked_at = utcnow()
+    notice = INPUT_TRUNCATED.format(limit=_LIMIT_TEXT) if truncated else ""
+    stream = _Stream(on_text, first=f"{notice}\n\n" if notice else "") if on_text else None
     try:
+        # answer_within: a shared rate-limit pause past the turn's budget fails at once.
         async with asyncio.timeout(TURN_TIMEOUT_S):
-            answer, sources, turn = await _converse(
-                store=store, kb=kb, request=request, question=text, is_admin=is_admin,
-                history=history,
-            )  # fmt: skip
+            with answer_within(TURN_TIMEOUT_S):
+                answer, sources, turn = await _converse(
+                    store=store, kb=kb, request=request, question=text, is_admin=is_admin,
+                    history=history, stream=stream,
+                )  # fmt: skip
+    except LLMBusyError as exc:
+        log.warning("chat turn refused at once: the model is paused until %s", exc.local_time())
+        return ChatReply(text=BUSY.format(until=exc.local_time()))
     except Exception as exc:  # the person waiting gets an apology and a reference, not a trace
         ref = new_error_ref()
         log.error(
@@ -114,11 +131,41 @@ async def chat_turn(
         ],
     )
     if truncated:
-        answer = f"{INPUT_TRUNCATED.format(limit=_LIMIT_TEXT)}\n\n{answer}"
+        answer = f"{notice}\n\n{answer}"
     return ChatReply(
         text=answer, sources=sources, proposal=proposal, offline=turn.offline,
         truncated_input=truncated, model=turn.model, prompt_version=PROMPT_VERSION,
     )  # fmt: skip
+
+
+class _Stream:
+    """The turn's text sink: a blank line between rounds, everything shown kept."""
+
+    def __init__(self, sink: TextSink, *, first: str = "") -> None:
+        self._sink = sink
+        self._pending = first
+        self.rounds: list[str] = []
+
+    def round(self) -> TextSink:
+        """A sink for the next model round."""
+        self.rounds.append("")
+        index = len(self.rounds) - 1
+        if any(r.strip() for r in self.rounds[:index]):
+            self._pending = "\n\n"
+
+        async def send(text: str) -> None:
+            if not self.rounds[index] and not text.strip():
+                return  # leading whitespace of a round would break the separators
+            self.rounds[index] += text
+            text, self._pending = self._pending + text, ""
+            await self._sink(text)
+
+        return send
+
+    @property
+    def text(self) -> str:
+        """Everything streamed, as one answer."""
+        return "\n\n".join(r.strip() for r in self.rounds if r.strip())
 
 
 def _expected_failure(exc: Exception) -> bool:
@@ -133,6 +180,7 @@ async def _converse(
     question: str,
     is_admin: bool,
     history: list[ThreadMessage],
+    stream: _Stream | None = None,
 ) -> tuple[str, list[SourceRef], _Turn]:
     snapshot = await kb.get()
     context = await turn_context(store=store, snapshot=snapshot, question=question)
@@ -152,6 +200,7 @@ async def _converse(
         result = await call_llm(
             task=TASK, tier=TIER, system=system, messages=messages, tools=TOOLS,
             tool_choice=choice, max_tokens=ANSWER_MAX_TOKENS,
+            on_text=stream.round() if stream is not None else None,
         )  # fmt: skip
         turn.offline = turn.offline or result.offline
         turn.model = result.model
@@ -163,7 +212,7 @@ async def _converse(
             for use in result.tool_uses
         ]
         messages.append({"role": "user", "content": results})
-    answer = result.text.strip() or NO_ANSWER
+    answer = (stream.text if stream is not None else result.text.strip()) or NO_ANSWER
     sources = answer_sources(
         answer, lookups=turn.lookups, context_ids=context.topic_ids, topics=snapshot.topics
     )

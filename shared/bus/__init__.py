@@ -48,6 +48,7 @@ from shared.bus.events import (
     ExtractedRelation,
     ExtractedRelationType,
     KbDelta,
+    KbDeltaApplied,
     KbDeltaDecided,
     KbDeltaProposed,
     KbUpdated,
@@ -69,6 +70,8 @@ from shared.bus.events import (
 from shared.bus.lifecycle import ensure_consumers, start_broker
 from shared.bus.registry import REGISTRY, model_for_subject, parse_event
 from shared.bus.rpc import ERROR_HEADER, RpcServer, check_rpc_subject, request, serve_rpc
+from shared.bus.rpc_chunks import MAX_CHUNKS, ChunkSink, chunk_sink
+from shared.bus.rpc_stream import request_stream
 from shared.bus.streams import (
     DUPLICATE_WINDOW_S,
     STREAMS,
@@ -95,6 +98,7 @@ __all__ = [
     "ERROR_HEADER",
     "EVENT_MODELS",
     "FAILED_PREFIX",
+    "MAX_CHUNKS",
     "MAX_MESSAGE_CHARS",
     "PROPOSAL_SUBJECT",
     "REGISTRY",
@@ -104,6 +108,7 @@ __all__ = [
     "ChatReply",
     "ChatRequest",
     "ChunkExtracted",
+    "ChunkSink",
     "ClearReply",
     "ClearRequest",
     "ContentReady",
@@ -116,6 +121,7 @@ __all__ = [
     "ExtractedRelation",
     "ExtractedRelationType",
     "KbDelta",
+    "KbDeltaApplied",
     "KbDeltaDecided",
     "KbDeltaProposed",
     "KbUpdated",
@@ -144,6 +150,7 @@ __all__ = [
     "build_broker",
     "check_rpc_subject",
     "check_stream_subject",
+    "chunk_sink",
     "current_delivery",
     "declared_consumers",
     "derived_event_id",
@@ -162,6 +169,7 @@ __all__ = [
     "reconnect_delay",
     "redact_url",
     "request",
+    "request_stream",
     "serve_rpc",
     "start_broker",
     "stream_for_subject",

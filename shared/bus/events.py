@@ -75,9 +75,13 @@ class SourceUploaded(Event):
 
     source_id: Id
     name: str = Field(min_length=1, max_length=500)
-    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
-    text_ref: str = Field(min_length=1, max_length=500, description="source_texts key")
-    size: NonNegativeInt = Field(description="Text size in bytes")
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="SHA-256 (hex) of the object")
+    text_ref: str = Field(
+        min_length=1, max_length=500,
+        description="Name of the object holding the file in the JetStream object store "
+        "bucket r42-sources (put it there first)",
+    )  # fmt: skip
+    size: NonNegativeInt = Field(description="Size of that object in bytes")
     uploaded_by: Id
 
 
@@ -169,6 +173,21 @@ class KbDeltaDecided(Event):
     decision: Decision
     decided_by: Id
     delta: KbDelta
+
+
+class KbDeltaApplied(Event):
+    """The KG owner's outcome of a decision: applied, nothing new, rejected, or failed (why)."""
+
+    SUBJECT: ClassVar[str] = "kb.delta.applied"
+
+    suggestion_id: Id
+    decision: Decision
+    decided_by: Id
+    proposed_by: str = Field(default="", max_length=200)  # "" when the owner could not read it
+    outcome: Literal["applied", "nothing_to_apply", "rejected", "failed"]
+    topics: NonNegativeInt = 0
+    relations: NonNegativeInt = 0
+    error: str = Field(default="", max_length=4000)
 
 
 class KbUpdated(Event):
@@ -320,6 +339,7 @@ EVENT_MODELS: tuple[type[Event], ...] = (
     ChunkExtracted,
     KbDeltaProposed,
     KbDeltaDecided,
+    KbDeltaApplied,
     KbUpdated,
     ContentRequested,
     ContentReady,

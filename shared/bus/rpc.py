@@ -27,7 +27,7 @@ from nats.errors import Error as NatsError
 from nats.errors import NoRespondersError
 from pydantic import BaseModel, ValidationError
 
-from shared.bus.registry import describe_validation_error
+from shared.bus.rpc_chunks import streamed_reply
 from shared.bus.subjects import RPC_PREFIX, check_async_handler, ns_subject, validate_subject
 from shared.errors import (
     BadInputError,
@@ -39,6 +39,7 @@ from shared.errors import (
     is_transient,
 )
 from shared.obs.rpc import observe_rpc_client, observe_rpc_server
+from shared.validation import describe_validation
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +108,9 @@ class RpcServer[Req: BaseModel]:
     async def _answer(self, msg: Msg) -> None:
         try:
             with observe_rpc_server(self.subject, msg.headers) as seen:
-                body, headers = await self._reply_for(msg.data)
+                # A caller that asked for chunks gets them before this reply (rpc_chunks).
+                async with streamed_reply(self._nc, msg.reply, msg.headers):
+                    body, headers = await self._reply_for(msg.data)
                 seen.outcome = (headers or {}).get(ERROR_HEADER, "ok")
             if msg.reply and self._nc is not None:
                 await self._nc.publish(msg.reply, body, headers=headers)
@@ -121,7 +124,7 @@ class RpcServer[Req: BaseModel]:
         try:
             req = self._model.model_validate_json(data)
         except ValidationError as exc:
-            kind, message = "bad_input", f"{self.subject}: {describe_validation_error(exc)}"
+            kind, message = "bad_input", f"{self.subject}: {describe_validation(exc)}"
         else:
             try:
                 reply = await self._handler(req)
@@ -225,5 +228,5 @@ def _typed_reply[Resp: BaseModel](subject: str, reply: Any, response_model: type
         return response_model.model_validate_json(reply.data)
     except ValidationError as exc:
         raise PermanentError(
-            f"{subject}: reply is not a {response_model.__name__}: {describe_validation_error(exc)}"
+            f"{subject}: reply is not a {response_model.__name__}: {describe_validation(exc)}"
         ) from None

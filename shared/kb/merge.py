@@ -22,7 +22,11 @@ from shared.kb.models import (
 
 @dataclass(frozen=True, slots=True)
 class MergePlan:
-    """What to upsert and insert, with counts; there is deliberately no delete list."""
+    """What to upsert and insert, with counts; there is deliberately no delete list.
+
+    `pending` holds valid relations with an endpoint that exists neither in the KB nor in
+    the result: the caller may keep them until that topic appears (they are not dropped).
+    """
 
     topics: tuple[KbTopic, ...]
     relations: tuple[KbRelation, ...]
@@ -31,6 +35,7 @@ class MergePlan:
     topics_dropped: int = 0
     relations_dropped: int = 0
     aliases: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    pending: tuple[KbRelation, ...] = ()
 
     @property
     def topics_added(self) -> int:
@@ -117,6 +122,7 @@ def plan_merge(
     by_label = {t.label.strip().casefold(): t.id for t in before.values() if t.label.strip()}
     aliases: dict[str, str] = {}
     topics_dropped = 0
+    invalid: set[str] = set()  # ids this result gave invalid topics: their relations go too
     for item in new_topics:
         fields = _fields(item)
         topic_id, label = fields["id"], fields["label"]
@@ -130,6 +136,7 @@ def plan_merge(
         base = (planned.get(target) or before.get(target)) if target else None
         merged = _merged(base, fields, target or topic_id)
         if merged is None:
+            invalid.add(topic_id)
             topics_dropped += 1
             continue
         if merged.id != topic_id:
@@ -147,6 +154,7 @@ def plan_merge(
         if normal is not None:
             known.add(normal)
     relations: dict[tuple[str, str, str], KbRelation] = {}
+    pending: dict[tuple[str, str, str], KbRelation] = {}
     relations_dropped = 0
     for rel in new_relations:
         source, target, kind = _get(rel, "source"), _get(rel, "target"), _get(rel, "type")
@@ -154,17 +162,19 @@ def plan_merge(
         if isinstance(source, str) and isinstance(target, str):
             source, target = aliases.get(source, source), aliases.get(target, target)
             normal = normalise_relation(source, target, kind)
-        if normal is None or normal[0] not in exists or normal[1] not in exists:
+        if normal is None or normal[0] == normal[1] or not all(map(is_kebab_id, normal[:2])):
             relations_dropped += 1
             continue
-        if normal[0] == normal[1]:
-            relations_dropped += 1
-            continue
-        if normal in known or normal in relations:
+        if normal in known or normal in relations or normal in pending:
             continue
         description = _get(rel, "description")
         note = description.strip() if isinstance(description, str) else ""
-        relations[normal] = KbRelation(*normal, note)
+        missing = {normal[0], normal[1]} - exists
+        if missing & (invalid - exists):
+            relations_dropped += 1
+            continue
+        into = pending if missing else relations
+        into[normal] = KbRelation(*normal, note)
     return MergePlan(
         topics=tuple(planned[t] for t in (*added, *updated)),
         relations=tuple(relations.values()),
@@ -173,6 +183,7 @@ def plan_merge(
         topics_dropped=topics_dropped,
         relations_dropped=relations_dropped,
         aliases=MappingProxyType(aliases),
+        pending=tuple(pending.values()),
     )
 
 

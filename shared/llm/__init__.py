@@ -1,8 +1,18 @@
 """The shared LLM library: `call_llm` with retries, validation, limiting, pricing and telemetry."""
 
+from shared.llm.budget import (
+    AttemptBudget,
+    AttemptLedger,
+    MemoryLedger,
+    answer_within,
+    attempt_budget,
+    current_budget,
+)
 from shared.llm.call import call_llm
 from shared.llm.errors import (
     RETRYABLE_STATUSES,
+    LLMBudgetExhaustedError,
+    LLMBusyError,
     LLMConnectionError,
     LLMError,
     LLMHttpError,
@@ -44,6 +54,7 @@ from shared.llm.runtime import (
     reset_llm,
     use_runtime,
 )
+from shared.llm.stream import LLMStreamInterruptedError, StreamingProvider, TextSink
 from shared.llm.telemetry import (
     LLMCallRecord,
     LoggingSink,
@@ -58,6 +69,10 @@ __all__ = [
     "OFFLINE_PREFIX",
     "RETRYABLE_STATUSES",
     "TIERS",
+    "AttemptBudget",
+    "AttemptLedger",
+    "LLMBudgetExhaustedError",
+    "LLMBusyError",
     "LLMCallRecord",
     "LLMConnectionError",
     "LLMError",
@@ -66,6 +81,7 @@ __all__ = [
     "LLMOutputError",
     "LLMResult",
     "LLMRuntime",
+    "LLMStreamInterruptedError",
     "LLMTruncatedError",
     "LLMValidationError",
     "Limiter",
@@ -73,6 +89,7 @@ __all__ = [
     "LimiterContentionError",
     "LocalLimiter",
     "LoggingSink",
+    "MemoryLedger",
     "MemorySink",
     "NatsKvLimiter",
     "OfflineHandler",
@@ -87,13 +104,18 @@ __all__ = [
     "ProviderReply",
     "ProviderRequest",
     "RetryPolicy",
+    "StreamingProvider",
     "TelemetrySink",
+    "TextSink",
     "Tool",
     "ToolUse",
     "Usage",
+    "answer_within",
+    "attempt_budget",
     "call_llm",
     "configure_llm",
     "cost_usd",
+    "current_budget",
     "emit_safely",
     "extract_json",
     "get_runtime",

@@ -1,5 +1,8 @@
 """`call_llm`: the one entry point every service uses to talk to a model.
 
+Streaming (`on_text=`): shared.llm.stream; text goes to the sink as it comes, retries only
+before the first text, the same checks on the final message.
+
 Telemetry: exactly one `LLMCallRecord` per `call_llm` call (success, failure or
 cancellation), carrying the final attempt's usage; failed attempts that were retried
 are logged at INFO, not recorded, so ops counts and costs are per call.
@@ -13,19 +16,24 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from shared.llm.budget import current_budget, current_deadline
 from shared.llm.errors import (
+    LLMBudgetExhaustedError,
+    LLMBusyError,
     LLMHttpError,
+    LLMInputError,
     LLMOutputError,
     LLMTruncatedError,
     LLMValidationError,
 )
-from shared.llm.limiting import Limiter, Permit
+from shared.llm.limiting import Limiter, Permit, paused_until
 from shared.llm.parsing import parse_text_output, validate_output
 from shared.llm.pricing import cost_usd
 from shared.llm.providers.base import ProviderReply
 from shared.llm.request import PreparedCall, prepare_call
 from shared.llm.result import LLMResult
 from shared.llm.runtime import LLMRuntime, get_runtime
+from shared.llm.stream import Emitter, TextSink, interrupted, stream_attempt
 from shared.llm.telemetry import LLMCallRecord, emit_safely, note_http_error
 from shared.llm.tools import Tool, ToolUse
 
@@ -49,8 +57,14 @@ async def call_llm(
     # The per-attempt HTTP timeout (the API contract's name); bound the whole call with
     # asyncio.timeout() if needed: cancellation is honoured and never retried.
     timeout: float | None = None,  # noqa: ASYNC109
+    on_text: TextSink | None = None,
 ) -> LLMResult:
-    """Call the configured model with retries, validation, limiting and telemetry."""
+    """Call the configured model with retries, validation, limiting and telemetry.
+
+    With `on_text`, the answer's text streams to it as the model writes it.
+    """
+    if on_text is not None and schema is not None:
+        raise LLMInputError("on_text streams a text answer; it cannot be combined with schema=")
     runtime = get_runtime()
     call = prepare_call(
         runtime,
@@ -68,24 +82,49 @@ async def call_llm(
     chosen_limiter = limiter if limiter is not None else runtime.limiter
     if not runtime.provider.rate_limited:
         chosen_limiter = None
+    emitter = Emitter(on_text) if on_text is not None else None
     started = time.perf_counter()
     try:
         reply: ProviderReply = await runtime.retry.retrying()(
-            _attempt, runtime, call, chosen_limiter
+            _attempt, runtime, call, chosen_limiter, emitter
         )
         call.reply = reply  # kept for the telemetry record even if interpreting it fails
         result = _interpret(runtime, call, reply, (time.perf_counter() - started) * 1000.0)
     except BaseException as exc:
         _record(runtime, call, started, exc)
+        budget = current_budget()
+        if budget is not None and budget.exhausted and isinstance(exc, LLMHttpError):
+            # The last attempt the work had failed: redelivering it could only be refused.
+            raise LLMBudgetExhaustedError(
+                f"{budget.key}: all {budget.limit} API attempts of its retry budget are used; "
+                f"the last failed with {type(exc).__name__}: {exc}"
+            ) from exc
         raise
     _record(runtime, call, started, None)
     return result
 
 
+def _check_deadline(limiter: Limiter | None, model: str, *, until: float | None = None) -> None:
+    """Fail at once (LLMBusyError) when a shared pause ends after the caller's deadline."""
+    deadline = current_deadline()
+    if deadline is None:
+        return
+    end = max(until or 0.0, paused_until(limiter, model) if limiter is not None else 0.0)
+    if end > deadline:
+        raise LLMBusyError(
+            f"the model is paused by a rate limit until {end:.0f} (epoch), past this "
+            f"call's deadline", until=end,
+        )  # fmt: skip
+
+
 async def _attempt(
-    runtime: LLMRuntime, call: PreparedCall, limiter: Limiter | None
+    runtime: LLMRuntime, call: PreparedCall, limiter: Limiter | None, emitter: Emitter | None
 ) -> ProviderReply:
-    """One HTTP attempt, bracketed by the limiter's acquire and settle."""
+    """One HTTP attempt (streamed with an emitter) between the limiter's acquire and settle."""
+    _check_deadline(limiter, call.model)
+    budget = current_budget()
+    if budget is not None:
+        await budget.spend()  # counted before the attempt: a crash cannot lose it
     permit: Permit | None = None
     if limiter is not None:
         try:
@@ -97,15 +136,26 @@ async def _attempt(
         except Exception:  # a broken limiter must not lose the call
             log.warning("llm limiter acquire failed; proceeding unlimited", exc_info=True)
     try:
-        reply = await runtime.provider.create(call.request)
+        if emitter is None:
+            reply = await runtime.provider.create(call.request)
+        else:
+            reply = await stream_attempt(runtime.provider, call.request, emitter)
     except LLMHttpError as exc:
         await _settle(limiter, permit, None)
         note_http_error(runtime.sink, model=call.model, status=exc.status)
-        if exc.status == 429 and exc.retry_after is not None and limiter is not None:
+        if exc.status == 429 and exc.retry_after is not None:
+            until = time.time() + exc.retry_after
+            if limiter is not None:
+                try:
+                    await limiter.pause(model=call.model, until=until)
+                except Exception:  # limiter trouble never fails the call
+                    log.warning("llm limiter pause failed", exc_info=True)
             try:
-                await limiter.pause(model=call.model, until=time.time() + exc.retry_after)
-            except Exception:  # limiter trouble never fails the call
-                log.warning("llm limiter pause failed", exc_info=True)
+                _check_deadline(limiter, call.model, until=until)
+            except LLMBusyError as busy:
+                raise busy from exc
+        if emitter is not None and emitter.emitted:
+            raise interrupted(exc, task=call.task) from exc
         raise
     except asyncio.CancelledError:
         raise  # the reservation is kept: conservative, and a cancelled task must not wait

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+from datetime import UTC, datetime
+
 from shared.errors import BadInputError, PermanentError, R42Error
 
 # Statuses where trying again later can succeed (timeouts, rate limits, overload, gateway faults).
@@ -66,3 +69,24 @@ class LLMOutputError(LLMError, PermanentError):
 
 class LLMValidationError(LLMError, PermanentError):
     """Structured output (a tool input or parsed JSON) failed validation against its model."""
+
+
+class LLMBudgetExhaustedError(LLMError, PermanentError):
+    """The piece of work used every API attempt of its retry budget; trying again won't help."""
+
+
+class LLMBusyError(LLMHttpError):
+    """The model is paused (a shared 429 retry-after) past the caller's deadline: no wait.
+
+    `until` is the end of the pause (epoch seconds); a person waiting is told that time
+    at once instead of waiting out their whole turn for a generic apology.
+    """
+
+    def __init__(self, message: str, *, until: float) -> None:
+        super().__init__(message, status=429, retry_after=max(until - time.time(), 0.0))
+        self.until = until
+
+    def local_time(self) -> str:
+        """The end of the pause as HH:MM in the local time zone (TZ), rounded up a minute."""
+        end = datetime.fromtimestamp(self.until + 59, tz=UTC).astimezone()
+        return end.strftime("%H:%M")

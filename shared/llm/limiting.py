@@ -47,3 +47,15 @@ class Limiter(Protocol):
     async def pause(self, *, model: str, until: float) -> None:
         """Announce a pause (epoch seconds, from a 429 retry-after) that every process honours."""
         ...
+
+
+def paused_until(limiter: object, model: str) -> float:
+    """The shared pause a limiter knows of for the model (epoch seconds; 0.0 when none).
+
+    Optional on a Limiter: one without `paused_until` never reports a pause.
+    """
+    probe = getattr(limiter, "paused_until", None)
+    if not callable(probe):
+        return 0.0
+    value = probe(model)
+    return float(value) if isinstance(value, int | float) else 0.0

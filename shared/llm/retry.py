@@ -13,7 +13,8 @@ from email.utils import parsedate_to_datetime
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
-from shared.llm.errors import LLMHttpError
+from shared.llm.budget import current_budget
+from shared.llm.errors import LLMBusyError, LLMHttpError
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +45,11 @@ class RetryPolicy:
         """Retry transient HTTP/connection failures, unless retry-after says wait too long."""
         if not isinstance(exc, LLMHttpError) or not exc.transient:
             return False  # cancellation, bad input, validation, other 4xx, spend limit
+        if isinstance(exc, LLMBusyError):
+            return False  # the caller cannot wait that long: it answers at once
+        budget = current_budget()
+        if budget is not None and budget.delivery_done:
+            return False  # this delivery spent its share of the work's budget
         return exc.retry_after is None or exc.retry_after <= self.max_retry_after
 
     def wait(self, retry_state: RetryCallState) -> float:

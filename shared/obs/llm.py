@@ -6,7 +6,7 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
-from shared.llm.limiting import Limiter, Permit, model_class
+from shared.llm.limiting import Limiter, Permit, model_class, paused_until
 from shared.llm.telemetry import LLMCallRecord, TelemetrySink
 from shared.obs.metrics import ObsMetrics
 from shared.obs.tracing import tracer
@@ -121,6 +121,10 @@ class ObservedLimiter:
         """Count the pause, then forward."""
         self._metrics.limiter_pauses.labels(model=model_class(model)).inc()
         await self.inner.pause(model=model, until=until)
+
+    def paused_until(self, model: str) -> float:
+        """Forward (the inner limiter's known pause for the model)."""
+        return paused_until(self.inner, model)
 
     async def aclose(self) -> None:
         """Close the inner limiter when it has something to close."""

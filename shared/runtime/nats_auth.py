@@ -12,13 +12,13 @@ from typing import Literal
 
 import nkeys
 
+from shared.bus.objects import SOURCES_BUCKET as SOURCES_BUCKET
 from shared.bus.registry import REGISTRY
+from shared.bus.rpc_chunks import MAX_CHUNKS
 from shared.bus.streams import STREAMS, stream_for_subject
 from shared.bus.subjects import FAILED_PREFIX, RPC_PREFIX
 from shared.errors import BadInputError, ConfigError
 
-SOURCES_BUCKET = "r42-sources"
-"""The JetStream object store an uploader puts source files into."""
 LIMITS_BUCKET = "r42_limits"
 CLAIMS_BUCKET = "r42_gateway_claims"
 USERS_DIR = "users"
@@ -85,9 +85,10 @@ class Grants:
             "subscribe": {"allow": _dedupe(sub)},
         }
         if self.serves:
-            # Answer a request on its reply subject (the caller's inbox), once, within 5 min
-            # (a chat turn with tool calls can take longer than one LLM timeout).
-            perms["allow_responses"] = {"max": 1, "expires": "5m"}
+            # Answer a request on its reply subject (the caller's inbox) within 5 min (a chat
+            # turn with tool calls can take longer than one LLM timeout): the reply, after at
+            # most MAX_CHUNKS streamed chunks when the caller asked for them.
+            perms["allow_responses"] = {"max": MAX_CHUNKS + 1, "expires": "5m"}
         return perms
 
 
@@ -111,6 +112,7 @@ def _dedupe(items: Iterable[str]) -> list[str]:
 _CHAT = ("rpc.r42.>",)
 _REFINE = ("rpc.content.>",)
 _SYNC = ("rpc.extractor.>",)
+_QUIZ = ("rpc.quiz.>",)
 READY_SUBJECTS: Mapping[str, tuple[str, ...]] = {
     "r42": ("rpc.r42.chat", "rpc.r42.proposal", "rpc.r42.clear"),
     "content": ("rpc.content.refine",),
@@ -125,12 +127,13 @@ _GATEWAY_PUBLISHES = (
 )  # fmt: skip
 _GATEWAY_WATCHES = (
     *_SOURCE_OUTCOMES, "content.ready", "quiz.ready", "quiz.scored", "kb.updated",
+    "kb.delta.applied",
 )  # fmt: skip
 
 SERVICE_GRANTS: Mapping[str, Grants] = {
     "extractor": Grants(
-        publishes=(*_SOURCE_OUTCOMES, "source.uploaded", "chunk.extracted", "kb.updated", _LLM,
-                   DEAD_LETTERS),
+        publishes=(*_SOURCE_OUTCOMES, "source.uploaded", "chunk.extracted", "kb.updated",
+                   "kb.delta.applied", _LLM, DEAD_LETTERS),
         consumes=("source.uploaded", "source.cancelled", "chunk.extracted", "kb.delta.proposed",
                   "kb.delta.decided"),
         serves=_SYNC, kv=(LIMITS_BUCKET,), objects=(SOURCES_BUCKET,),
@@ -145,12 +148,13 @@ SERVICE_GRANTS: Mapping[str, Grants] = {
     ),
     "quiz": Grants(
         publishes=("quiz.ready", "quiz.scored", _LLM, DEAD_LETTERS),
-        consumes=("quiz.requested", "quiz.answered", "kb.updated"), kv=(LIMITS_BUCKET,),
+        consumes=("quiz.requested", "quiz.answered", "kb.updated"), serves=_QUIZ,
+        kv=(LIMITS_BUCKET,),
     ),
     "telemetry": Grants(publishes=(DEAD_LETTERS,), consumes=(_LLM,), kv=(LIMITS_BUCKET,)),
     "gateway": Grants(
         publishes=(*_GATEWAY_PUBLISHES, _LLM, DEAD_LETTERS), watches=_GATEWAY_WATCHES,
-        consumes=_SOURCE_OUTCOMES, calls=(*_CHAT, *_REFINE, *_SYNC),
+        consumes=(*_SOURCE_OUTCOMES, "kb.delta.applied"), calls=(*_CHAT, *_REFINE, *_SYNC, *_QUIZ),
         kv=(CLAIMS_BUCKET, LIMITS_BUCKET), objects=(SOURCES_BUCKET,),
     ),
 }  # fmt: skip
@@ -160,7 +164,8 @@ SERVICE_GRANTS: Mapping[str, Grants] = {
 # every event; the runtime user also sets up streams and buckets.
 CLI_GRANTS = Grants(
     publishes=(*_GATEWAY_PUBLISHES, _LLM), watches=EVERY_EVENT, consumes=_SOURCE_OUTCOMES,
-    calls=(*_CHAT, *_REFINE, *_SYNC), kv=(CLAIMS_BUCKET, LIMITS_BUCKET), objects=(SOURCES_BUCKET,),
+    calls=(*_CHAT, *_REFINE, *_SYNC, *_QUIZ), kv=(CLAIMS_BUCKET, LIMITS_BUCKET),
+    objects=(SOURCES_BUCKET,),
 )  # fmt: skip
 RUNTIME_GRANTS = Grants(admin=True)
 ROLE_GRANTS: Mapping[str, Grants] = {

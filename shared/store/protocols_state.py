@@ -68,6 +68,11 @@ class TurnRepository(Protocol):
     async def prune(self, *, now: datetime | None = None) -> int:
         """Delete expired turns; how many went."""
 
+    async def recent(
+        self, *, since: datetime | None = None, limit: int = 100, now: datetime | None = None
+    ) -> list[ChatTurn]:
+        """Turns put at or after `since` that have not expired, newest first (the gap list)."""
+
 
 class FeedbackRepository(Protocol):
     """👍 / 👎 votes on answers, with the turn they rate; the last click of a user counts."""

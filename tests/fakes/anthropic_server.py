@@ -8,7 +8,11 @@ Usage::
         assert len(fake.requests) == 2
 
 Replies come from the FIFO queue first, then from `fake.default(request_json)` when set, else
-a plain "ok" text message. `fake.rate_limit(rpm=N)` answers 429 with a correct retry-after
+a plain "ok" text message. A request with `"stream": true` is answered as server-sent events
+exactly as the Messages API streams (message_start, content_block_start / _delta / _stop with
+text_delta and input_json_delta, ping, message_delta with usage, message_stop; an `error`
+event mid-stream); `first_token_delay`, `delta_delay` and `stream_error` script its timing and
+failures. `fake.rate_limit(rpm=N)` answers 429 with a correct retry-after
 once N requests were admitted in the window. Every request is recorded (arrival times, headers,
 JSON body, the status answered); nothing is logged, so the API key never reaches a log.
 """
@@ -20,6 +24,7 @@ import collections
 import itertools
 import json
 import math
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -43,6 +48,13 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     model: str | None = None
+    # Streaming only: seconds from message_start to the first content delta, between deltas,
+    # and an `error` event (`{"type": ..., "message": ...}`) sent after `stream_error_after`
+    # deltas instead of the rest of the message.
+    first_token_delay: float = 0.0
+    delta_delay: float = 0.0
+    stream_error: dict[str, Any] | None = None
+    stream_error_after: int = 0
 
 
 def text_reply(text: str, *, stop_reason: str = "end_turn", **kw: Any) -> Reply:
@@ -113,6 +125,13 @@ def overloaded() -> Reply:
 def server_error(status: int = 500) -> Reply:
     """A 5xx api_error."""
     return error_reply(status, "api_error", "Internal server error")
+
+
+def stream_broken(reply: Reply, *, after: int, error_type: str = "overloaded_error") -> Reply:
+    """The same reply streamed, but an `error` event replaces it after `after` deltas."""
+    messages = {"overloaded_error": "Overloaded", "api_error": "Internal server error"}
+    error = {"type": error_type, "message": messages.get(error_type, error_type)}
+    return replace(reply, stream_error=error, stream_error_after=after)
 
 
 def slow(reply: Reply, seconds: float) -> Reply:
@@ -253,7 +272,7 @@ class FakeAnthropic:
 
     # -- serving --------------------------------------------------------------------------
 
-    async def _handle(self, request: web.Request) -> web.Response:
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
         record = RecordedRequest(
             monotonic=time.monotonic(),
             wall=time.time(),
@@ -281,6 +300,10 @@ class FakeAnthropic:
         record.status = reply.status
         if reply.delay:
             await asyncio.sleep(reply.delay)
+        # Errors are plain JSON even for a streaming request: the API refuses before streaming.
+        if isinstance(record.body, dict) and record.body.get("stream") is True:
+            if reply.error is None and reply.status < 400:
+                return await self._stream(request, reply, record.body)
         return self._respond(reply, record.body)
 
     def _choose(self, request: web.Request, body: Any) -> Reply | None:
@@ -291,6 +314,8 @@ class FakeAnthropic:
             return error_reply(400, "invalid_request_error", "model and max_tokens are required")
         if not body.get("messages"):
             return error_reply(400, "invalid_request_error", "messages: at least one message")
+        if not isinstance(body.get("stream", False), bool):
+            return error_reply(400, "invalid_request_error", "stream: Input should be a boolean")
         limited = self._rate_limited()
         if limited is not None:
             return limited
@@ -334,22 +359,100 @@ class FakeAnthropic:
             error = reply.error or {"type": "api_error", "message": f"status {reply.status}"}
             payload: dict[str, Any] = {"type": "error", "error": error}
             return web.json_response(payload, status=reply.status, headers=headers)
-        request_chars = len(json.dumps(body))
-        usage = {
-            "input_tokens": max(request_chars // 4, 1),
-            "output_tokens": max(len(json.dumps(reply.content)) // 4, 1),
-            "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": 0,
-            **(reply.usage or {}),
-        }
-        message = {
-            "id": f"msg_fake_{n:06d}",
-            "type": "message",
-            "role": "assistant",
-            "model": reply.model or body.get("model", "claude-fake"),
-            "content": reply.content,
-            "stop_reason": reply.stop_reason,
-            "stop_sequence": None,
-            "usage": usage,
-        }
+        message = _message(n, reply, body, content=reply.content, stop_reason=reply.stop_reason)
         return web.json_response(message, status=reply.status, headers=headers)
+
+    async def _stream(self, request: web.Request, reply: Reply, body: Any) -> web.StreamResponse:
+        n = next(self._ids)
+        headers = {
+            "request-id": f"req_fake_{n:06d}",
+            "content-type": "text/event-stream; charset=utf-8",
+            "cache-control": "no-cache",
+            **reply.headers,
+        }
+        response = web.StreamResponse(status=200, headers=headers)
+        await response.prepare(request)
+
+        async def send(event: str, data: dict[str, Any]) -> None:
+            line = json.dumps(data, separators=(",", ":"))
+            await response.write(f"event: {event}\ndata: {line}\n\n".encode())
+
+        final = _message(n, reply, body, content=reply.content, stop_reason=reply.stop_reason)
+        usage = final["usage"]
+        start_usage = {**usage, "output_tokens": 1}
+        skeleton = {**final, "content": [], "stop_reason": None, "usage": start_usage}
+        await send("message_start", {"type": "message_start", "message": skeleton})
+        deltas = 0
+        for index, block in enumerate(reply.content):
+            start, pieces = _stream_pieces(block)
+            await send("content_block_start", {
+                "type": "content_block_start", "index": index, "content_block": start,
+            })  # fmt: skip
+            if index == 0:
+                await send("ping", {"type": "ping"})
+            for delta in pieces:
+                if reply.stream_error is not None and deltas >= reply.stream_error_after:
+                    await send("error", {"type": "error", "error": reply.stream_error})
+                    await response.write_eof()
+                    return response
+                await asyncio.sleep(reply.first_token_delay if deltas == 0 else reply.delta_delay)
+                await send("content_block_delta", {
+                    "type": "content_block_delta", "index": index, "delta": delta,
+                })  # fmt: skip
+                deltas += 1
+            await send("content_block_stop", {"type": "content_block_stop", "index": index})
+        if reply.stream_error is not None:
+            await send("error", {"type": "error", "error": reply.stream_error})
+            await response.write_eof()
+            return response
+        await send("message_delta", {
+            "type": "message_delta",
+            "delta": {"stop_reason": reply.stop_reason, "stop_sequence": None},
+            "usage": usage,
+        })  # fmt: skip
+        await send("message_stop", {"type": "message_stop"})
+        await response.write_eof()
+        return response
+
+
+def _message(
+    n: int, reply: Reply, body: Any, *, content: list[dict[str, Any]], stop_reason: str | None
+) -> dict[str, Any]:
+    """A Messages API `message` object with usage estimated from the sizes (or scripted)."""
+    usage = {
+        "input_tokens": max(len(json.dumps(body)) // 4, 1),
+        "output_tokens": max(len(json.dumps(content)) // 4, 1),
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+        **(reply.usage or {}),
+    }
+    return {
+        "id": f"msg_fake_{n:06d}",
+        "type": "message",
+        "role": "assistant",
+        "model": reply.model or body.get("model", "claude-fake"),
+        "content": content,
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": usage,
+    }
+
+
+_WORDS = re.compile(r"\s*\S+\s*|\s+")
+
+
+def _stream_pieces(block: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A content block's `content_block_start` body and its deltas, as the API splits them."""
+    if block.get("type") == "tool_use":
+        start: dict[str, Any] = {
+            "type": "tool_use",
+            "id": block.get("id"),
+            "name": block.get("name"),
+        }
+        start["input"] = {}
+        raw = json.dumps(block.get("input"))
+        parts = [""] + [raw[i : i + 8] for i in range(0, len(raw), 8)]
+        return start, [{"type": "input_json_delta", "partial_json": p} for p in parts]
+    text = str(block.get("text", ""))
+    words = _WORDS.findall(text) or [text]
+    return {"type": "text", "text": ""}, [{"type": "text_delta", "text": w} for w in words]

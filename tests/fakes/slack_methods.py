@@ -54,12 +54,20 @@ RULES: dict[str, Rule] = {
         one_of=frozenset({"text", "blocks", "attachments", "markdown_text"}),
         one_of_error="no_text",
     ),
+    # Streamed answers are replies (thread_ts), as Slack and slack-sdk's chat_stream require.
     "chat.startStream": _rule(
         "channel thread_ts",
-        "markdown_text recipient_team_id recipient_user_id chunks task_display_mode",
+        "markdown_text recipient_team_id recipient_user_id chunks task_display_mode "
+        "icon_emoji icon_url username",
     ),
-    "chat.appendStream": _rule("channel ts", "markdown_text chunks"),
-    "chat.stopStream": _rule("channel ts", "markdown_text blocks metadata chunks"),
+    "chat.appendStream": Rule(
+        frozenset({"channel", "ts"}),
+        frozenset({"markdown_text", "chunks"}),
+        one_of=frozenset({"markdown_text", "chunks"}),
+        one_of_error="no_text",
+    ),
+    "chat.stopStream": _rule("channel ts", "markdown_text blocks metadata chunks session_status"),
+    "chat.delete": _rule("channel ts", "as_user"),
     "conversations.open": Rule(
         optional=frozenset({"users", "channel", "return_im", "prevent_creation"}),
         one_of=frozenset({"users", "channel"}),
@@ -106,6 +114,42 @@ def argument_error(method: str, args: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+# -- streaming ------------------------------------------------------------------------------
+
+MAX_MARKDOWN_TEXT = 12_000
+_CHUNK_TYPES = frozenset({"markdown_text", "task_update", "plan_update", "blocks"})
+
+
+def stream_error(method: str, args: dict[str, Any]) -> dict[str, Any] | None:
+    """Slack's refusal of a streaming call's text or chunks (None when ok)."""
+    if not method.startswith("chat.") or not method.endswith("Stream"):
+        return None
+    if len(str(args.get("markdown_text") or "")) > MAX_MARKDOWN_TEXT:
+        return {"ok": False, "error": "msg_too_long"}
+    chunks = args.get("chunks")
+    if chunks is None:
+        return None
+    if not isinstance(chunks, list):
+        return {"ok": False, "error": "invalid_chunks"}
+    for chunk in chunks:
+        if not isinstance(chunk, dict) or chunk.get("type") not in _CHUNK_TYPES:
+            return {"ok": False, "error": "invalid_chunks"}
+        if chunk["type"] == "markdown_text":
+            text = chunk.get("text")
+            if not isinstance(text, str) or not text or len(text) > MAX_MARKDOWN_TEXT:
+                return {"ok": False, "error": "invalid_chunks"}
+    return None
+
+
+def streamed_text(args: dict[str, Any]) -> str:
+    """The markdown a streaming call adds to the message (its text, then its text chunks)."""
+    text = str(args.get("markdown_text") or "")
+    for chunk in args.get("chunks") or []:
+        if isinstance(chunk, dict) and chunk.get("type") == "markdown_text":
+            text += str(chunk.get("text", ""))
+    return text
+
+
 # -- Block Kit ------------------------------------------------------------------------------
 
 LIMITS = {"message_blocks": 50, "view_blocks": 100, "section_text": 3000, "header_text": 150}
@@ -126,6 +170,19 @@ def _element_problems(element: Any, where: str) -> list[str]:
             out.append(f"{where}: button text must be 1-75 chars")
         if len(str(element.get("value", ""))) > 2000:
             out.append(f"{where}: button value over 2000 chars")
+    if element["type"] == "checkboxes":
+        options = element.get("options") or []
+        if not 1 <= len(options) <= 10:
+            out.append(f"{where}: checkboxes need 1-10 options")
+        values = [o.get("value") for o in options if isinstance(o, dict)]
+        for option in options:
+            if not 1 <= len(_text(option.get("text"))) <= 75:
+                out.append(f"{where}: option text must be 1-75 chars")
+            if not 1 <= len(str(option.get("value", ""))) <= 150:
+                out.append(f"{where}: option value must be 1-150 chars")
+        for chosen in element.get("initial_options") or []:
+            if chosen.get("value") not in values:
+                out.append(f"{where}: initial_options must be among the options")
     if element["type"] == "feedback_buttons":
         for side in ("positive_button", "negative_button"):
             button = element.get(side)

@@ -19,7 +19,24 @@ from urllib.parse import parse_qsl
 
 from aiohttp import web
 
-from tests.fakes.slack_methods import argument_error, block_errors, payload_error
+from tests.fakes.slack_methods import (
+    argument_error,
+    block_errors,
+    payload_error,
+    stream_error,
+    streamed_text,
+)
+
+
+@dataclass
+class StreamedMessage:
+    """A message made with chat.startStream: its text so far, and what chat.stopStream added."""
+
+    channel: str
+    thread_ts: str
+    text: str = ""
+    stopped: bool = False
+    blocks: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -41,6 +58,7 @@ class FakeSlack:
         self.files: dict[str, dict[str, Any]] = {}
         self.file_contents: dict[str, bytes] = {}
         self.overrides: dict[str, dict[str, Any]] = {}
+        self.streams: dict[str, StreamedMessage] = {}
         self._lock = threading.Lock()
         self._ts = 1_700_000_000
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -149,12 +167,36 @@ class FakeSlack:
             return {"ok": False, "error": "not_authed"}
         if not str(token).startswith(wanted):
             return {"ok": False, "error": "invalid_auth"}
-        return argument_error(method, args) or payload_error(method, args)
+        return (
+            argument_error(method, args)
+            or payload_error(method, args)
+            or stream_error(method, args)
+            or self._stream_state_error(method, args)
+        )
+
+    def _stream_state_error(self, method: str, args: dict[str, Any]) -> dict[str, Any] | None:
+        """Slack's rules on a stream's life: recipients in channels, no append after stop."""
+        if method == "chat.startStream":
+            in_dm = str(args.get("channel", "")).startswith("D")
+            if not in_dm and not args.get("recipient_user_id"):
+                return {"ok": False, "error": "missing_recipient_user_id"}
+            if not in_dm and not args.get("recipient_team_id"):
+                return {"ok": False, "error": "missing_recipient_team_id"}
+        elif method in ("chat.appendStream", "chat.stopStream"):
+            with self._lock:
+                stream = self.streams.get(str(args.get("ts")))
+            if stream is None or stream.channel != args.get("channel"):
+                return {"ok": False, "error": "message_not_found"}
+            if stream.stopped:
+                return {"ok": False, "error": "message_not_in_streaming_state"}
+        return None
 
     def _answer(self, method: str, args: dict[str, Any]) -> dict[str, Any]:
         if method in self.overrides:
             return self.overrides[method]
         channel = args.get("channel", "C0FAKE")
+        if method == "chat.delete":
+            return {"ok": True, "channel": channel, "ts": args.get("ts")}
         if method in ("chat.postMessage", "chat.update", "chat.postEphemeral"):
             ts = args.get("ts") if method == "chat.update" else self._next_ts()
             return {"ok": True, "channel": channel, "ts": ts, "message_ts": ts}
@@ -177,8 +219,19 @@ class FakeSlack:
         if method == "files.completeUploadExternal":
             return {"ok": True, "files": args.get("files", [])}
         if method == "chat.startStream":
-            return {"ok": True, "channel": channel, "ts": self._next_ts()}
+            ts = self._next_ts()
+            with self._lock:
+                self.streams[ts] = StreamedMessage(
+                    channel, str(args["thread_ts"]), text=streamed_text(args)
+                )
+            return {"ok": True, "channel": channel, "ts": ts}
         if method in ("chat.appendStream", "chat.stopStream"):
+            with self._lock:
+                stream = self.streams[str(args["ts"])]
+                stream.text += streamed_text(args)
+                if method == "chat.stopStream":
+                    stream.stopped = True
+                    stream.blocks = list(args.get("blocks") or [])
             return {"ok": True, "channel": channel, "ts": args.get("ts")}
         if method == "conversations.replies":
             return {"ok": True, "messages": [], "has_more": False}

@@ -15,7 +15,7 @@ from shared.bus import KbUpdated, SourceUploaded
 from shared.store import iso_week
 from tests.fakes.anthropic_server import text_reply
 from tests.fakes.fixtures import FAKE_ANTHROPIC_API_KEY
-from tests.fakes.slack_server import FakeSlack
+from tests.fakes.slack_server import FakeSlack, SlackCall
 from tests.scenarios.stack import (
     Stack,
     eventually,
@@ -180,7 +180,13 @@ async def test_full_proposal_flow(stack: Stack, fake_slack: FakeSlack, tap: Tap)
     )
     assert (suggestion.status, suggestion.decided_by) == ("approved", ADMIN)
     decided = await fake_slack.wait_for("chat.update", where=lambda c: "Goedgekeurd" in text_of(c))
-    assert f"<@{ADMIN}>" in text_of(decided[0])
+    assert f"<@{ADMIN}>" in text_of(decided[0]) and "toegevoegd: 1 onderwerp" in text_of(decided[0])
+    # The extractor's report reaches the proposer too.
+    told = await fake_slack.wait_for(
+        "chat.postMessage",
+        where=lambda c: c.args["channel"] == "DUSER1" and "Je voorstel" in text_of(c),
+    )
+    assert "Goedgekeurd" in text_of(told[0])
 
 
 async def test_upload_is_extracted_with_progress(
@@ -273,6 +279,15 @@ def _sent_text(request) -> str:
     return json.dumps(request.body.get("messages"), ensure_ascii=False)
 
 
+def _answers(fake: FakeSlack) -> list[SlackCall]:
+    """Posted (chat.update) and streamed (chat.stopStream) answers with feedback buttons."""
+    return [
+        c
+        for c in fake.calls
+        if c.method in ("chat.update", "chat.stopStream") and "r42_feedback" in text_of(c)
+    ]
+
+
 async def test_each_conversation_has_its_own_memory(
     nats_url: str, tmp_path: Path, fake_slack: FakeSlack, fake_anthropic, unique: str
 ) -> None:
@@ -292,10 +307,12 @@ async def test_each_conversation_has_its_own_memory(
     try:
 
         async def ask(event: dict, n: int) -> None:
+            # DMs get the answer in place of the indicator; thread answers are streamed.
             await gw.event(event, event_id=f"Ev-mem-{n}")
-            await fake_slack.wait_for(
-                "chat.update", n, where=lambda c: "r42_feedback" in text_of(c), timeout=30
-            )
+            deadline = asyncio.get_running_loop().time() + 30
+            while len(_answers(fake_slack)) < n:
+                assert asyncio.get_running_loop().time() < deadline, "answer not seen in 30 s"
+                await asyncio.sleep(0.02)
 
         dm = {"type": "message", "channel_type": "im", "channel": "D0USER", "user": USER}
         await ask({**dm, "text": "Mijn salaris geheim-DM-1?", "ts": "1.1", "client_msg_id": "a"}, 1)

@@ -68,7 +68,7 @@ class AdminCommands(ConsoleBase):
             if choice not in ("g", "a"):
                 continue
             decision = await self.client.reviews.decide(
-                suggestion_id=s.id, user_id=self.user, approve=choice == "g"
+                suggestion_id=s.id, user_id=self.user, approve=choice == "g", surface="console"
             )
             self.out.print(Text(f"{s.id}: {describe_decision(decision)}", style="cyan"))
         # A question typed at the review prompt is answered once the review is done.

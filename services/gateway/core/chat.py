@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 
 from services.gateway.core.context import CoreContext
 from services.gateway.core.week import quiz_status
@@ -17,6 +18,7 @@ from shared.bus import (
     ProposalDecisionReply,
     ProposalDecisionRequest,
     request,
+    request_stream,
 )
 from shared.bus.chat import CONVERSATION_PATTERN
 from shared.errors import BadInputError
@@ -48,8 +50,13 @@ class ChatCalls:
         conversation: str = "",
         user_name: str = "",
         correlation_id: str | None = None,
+        on_text: Callable[[str], Awaitable[None]] | None = None,
     ) -> ChatReply:
-        """One chat turn with R42 in one conversation (each has its own memory)."""
+        """One chat turn with R42 in one conversation (each has its own memory).
+
+        With `on_text` the answer's text arrives there in order as R42 writes it; the reply
+        still carries the whole answer with its sources.
+        """
         ctx = self.ctx
         req = ChatRequest(
             user_id=user_id,
@@ -58,6 +65,16 @@ class ChatCalls:
             correlation_id=correlation_id,
             conversation=_checked_conversation(conversation),
         )
+        if on_text is not None:
+            return await request_stream(
+                ctx.broker,
+                CHAT_SUBJECT,
+                req,
+                response_model=ChatReply,
+                on_chunk=on_text,
+                timeout=ctx.chat_timeout,
+                namespace=ctx.namespace,
+            )
         return await request(
             ctx.broker,
             CHAT_SUBJECT,

@@ -10,14 +10,17 @@ from collections.abc import Iterable
 
 from faststream.nats import NatsBroker
 
+from services.gateway.core.analysis import AnalysisCalls
 from services.gateway.core.chat import ChatCalls
 from services.gateway.core.context import CoreContext
+from services.gateway.core.curriculum import CurriculumCalls
 from services.gateway.core.feedback import FeedbackCalls
 from services.gateway.core.learning import LearningCalls
 from services.gateway.core.quiz import QuizCalls
 from services.gateway.core.reads import ReadCalls
 from services.gateway.core.reviews import ReviewCalls
 from services.gateway.core.sources import SourceCalls
+from services.gateway.core.stale import StaleCalls
 from services.gateway.core.topics import TopicCalls
 from shared.config import Settings
 from shared.store import Store
@@ -53,6 +56,9 @@ class GatewayClient:
         self.sources = SourceCalls(self.ctx)
         self.reviews = ReviewCalls(self.ctx)
         self.reads = ReadCalls(self.ctx)
+        self.analysis = AnalysisCalls(self.ctx)
+        self.curriculum = CurriculumCalls(self.ctx)
+        self.stale = StaleCalls(self.ctx)
         self.topics = TopicCalls(self.ctx)
 
     @property

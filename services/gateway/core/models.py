@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from services.gateway.core.insights import FeedbackReport
 from shared.bus import SourceCompleted, SourceFailed, SourceProgress
 from shared.store import (
     AuditEntry,
@@ -127,3 +128,4 @@ class HomeData:
     running: list[Source] | None = None
     week_cost_usd: float | None = None
     audit: list[AuditEntry] | None = None
+    feedback: FeedbackReport | None = None

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from services.gateway.core import queries
 from services.gateway.core.context import CoreContext
+from services.gateway.core.insights import feedback_report
 from services.gateway.core.models import Diagnostics, GraphView, HomeData
 from services.gateway.core.week import leaderboards, quiz_status, weekly_topic_of
 from shared.store import iso_week
 
 HOME_AUDIT_ENTRIES = 8
+HOME_FEEDBACK_WEEKS = 2
+HOME_GAPS = 5
 
 
 class ReadCalls:
@@ -47,4 +50,7 @@ class ReadCalls:
             if admin
             else None,
             audit=await store.audit.latest(limit=HOME_AUDIT_ENTRIES) if admin else None,
+            feedback=await feedback_report(store, weeks=HOME_FEEDBACK_WEEKS, gaps=HOME_GAPS)
+            if admin
+            else None,
         )

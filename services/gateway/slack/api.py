@@ -104,6 +104,10 @@ class SlackApi:
             text=truncate(text, 3000),
         )
 
+    async def delete(self, channel: str, ts: str) -> None:
+        """Delete one of the bot's messages (a working indicator a streamed answer replaces)."""
+        await self._call("chat.delete", channel=channel, ts=ts)
+
     async def ephemeral(
         self, channel: str, user: str, text: str, blocks: Blocks | None = None
     ) -> None:

@@ -8,7 +8,18 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from services.gateway.slack.gateway import SlackGateway
-from services.gateway.slack.listeners import admin, assistant, chat, fallbacks, learn, quiz, topics
+from services.gateway.slack.listeners import (
+    admin,
+    analyze,
+    assistant,
+    chat,
+    curriculum,
+    fallbacks,
+    learn,
+    quiz,
+    stale,
+    topics,
+)
 
 
 def build_app(
@@ -23,7 +34,7 @@ def build_app(
         logger=logging.getLogger("services.gateway.bolt"),
     )
     assistant.register(app, gw)  # middleware: takes DM thread messages before `message`
-    for feature in (chat, learn, quiz, admin, topics):
+    for feature in (chat, learn, quiz, admin, topics, analyze, curriculum, stale):
         feature.register(app, gw)
     fallbacks.register(app)  # last: Bolt runs the first listener that matches
     return app

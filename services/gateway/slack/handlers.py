@@ -11,11 +11,12 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from services.gateway.slack.flows import learn, quiz, uploads
+from services.gateway.slack.flows import learn, quiz, reviews, uploads
 from services.gateway.slack.gateway import VIA, SlackGateway
 from shared.bus import (
     ContentReady,
     Event,
+    KbDeltaApplied,
     QuizReady,
     QuizScored,
     SourceCompleted,
@@ -56,6 +57,11 @@ def slack_subscriptions(gateway: Getter) -> list[Subscription]:
         (ContentReady, "gateway-content-ready", routed(learn.on_content_ready)),
         (QuizReady, "gateway-quiz-ready", routed(quiz.on_quiz_ready)),
         (QuizScored, "gateway-quiz-scored", routed(quiz.on_quiz_scored)),
+        (
+            KbDeltaApplied,
+            "gateway-delta-applied",
+            routed(reviews.on_delta_applied, needs_reply_to=False),
+        ),
         (
             SourceProgress,
             "gateway-source-progress",

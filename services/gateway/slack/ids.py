@@ -23,6 +23,20 @@ SOURCE_CANCEL_RE = re.compile(r"^r42_source_cancel_\d+$")
 GRAPH_FOLLOW_PREFIX = "r42_graph_follow_"
 GRAPH_FOLLOW_RE = re.compile(r"^r42_graph_follow_\d+$")
 
+PLAN_PICK_PREFIX = "r42_plan_pick_"
+PLAN_PICK_RE = re.compile(r"^r42_plan_pick_\d+$")
+PLAN_APPLY = "r42_plan_apply"
+PLAN_DISCARD = "r42_plan_discard"
+PLAN_UNDO = "r42_plan_undo"
+
+STALE_PICK_PREFIX = "r42_stale_pick_"
+STALE_PICK_RE = re.compile(r"^r42_stale_pick_\d+$")
+STALE_REGENERATE = "r42_stale_regenerate"
+
+CURRICULUM_EDIT = "r42_curriculum_edit"
+CURRICULUM_CLEAR = "r42_curriculum_clear"
+CURRICULUM_VIEW = "r42_curriculum"
+
 CLEAR_CONFIRM = "r42_clear_confirm"
 CLEAR_CANCEL = "r42_clear_cancel"
 

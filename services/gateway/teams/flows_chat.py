@@ -129,7 +129,7 @@ async def review(gw: TeamsGateway, *, user: str, data: dict[str, Any]) -> dict[s
     if not isinstance(suggestion_id, str) or not isinstance(approve, bool):
         return cards.invoke_message("Deze knop is ongeldig.")
     decision = await gw.client.reviews.decide(
-        suggestion_id=suggestion_id, user_id=user, approve=approve
+        suggestion_id=suggestion_id, user_id=user, approve=approve, surface="teams"
     )
     if decision.status == "forbidden":
         log.warning("non-admin %s tried to decide suggestion %s", user, suggestion_id)

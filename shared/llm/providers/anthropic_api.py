@@ -1,22 +1,37 @@
-"""The Anthropic provider: one SDK attempt per call (SDK retries off), errors mapped, no key."""
+"""The Anthropic provider: one SDK attempt per call (SDK retries off), errors mapped, no key.
+
+`stream` uses the SDK's `messages.stream` helper: text deltas go to the sink as they arrive and
+the SDK's accumulated final message becomes the reply. An `error` event inside a stream (the
+HTTP status was already 200) is mapped to the status its error type stands for.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anthropic
 
 from shared.llm.errors import LLMConnectionError, LLMHttpError
 from shared.llm.providers.base import ProviderReply, ProviderRequest
 from shared.llm.result import Usage
 from shared.llm.retry import parse_retry_after
 
-if TYPE_CHECKING:
-    # The SDK (~50 MB resident) loads on the first call: a process that never calls the
-    # model (telemetry, an idle gateway) does not carry it.
-    import anthropic
-
 _SPEND_LIMIT_MARK = "spend_limit_reached"  # enforced_/contract_/linked_organization_…
+# The HTTP status each error type is sent with; inside a stream the status is already 200.
+_ERROR_TYPE_STATUS = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "timeout_error": 504,
+    "overloaded_error": 529,
+}
 
 
 class AnthropicProvider:
@@ -38,8 +53,6 @@ class AnthropicProvider:
 
     def client(self) -> anthropic.AsyncAnthropic:
         """The SDK client for the running event loop, created on first use."""
-        import anthropic
-
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop:
             self._client = anthropic.AsyncAnthropic(
@@ -53,48 +66,52 @@ class AnthropicProvider:
 
     async def create(self, request: ProviderRequest) -> ProviderReply:
         """Send one request; map SDK errors to LLMHttpError / LLMConnectionError."""
-        import anthropic
-
         client = self.client()
         try:
             raw = await client.messages.with_raw_response.create(
                 **request.params, timeout=request.timeout
             )
-        except anthropic.APITimeoutError:
-            raise LLMConnectionError(
-                f"Anthropic API request timed out after {request.timeout:g}s", timed_out=True
-            ) from None
-        except anthropic.APIConnectionError as exc:
-            cause = exc.__cause__
-            detail = f": {type(cause).__name__}" if cause is not None else ""
-            raise LLMConnectionError(f"could not reach the Anthropic API{detail}") from None
-        except anthropic.APIStatusError as exc:
-            raise self._status_error(exc) from None
         except anthropic.APIError as exc:
-            raise LLMHttpError(
-                f"unexpected Anthropic API error: {type(exc).__name__}", status=None
-            ) from None
+            raise self._mapped(exc, request) from None
         response = raw.http_response
         data = response.json()
-        headers = response.headers
-        usage = data.get("usage") or {}
-        return ProviderReply(
-            content=data.get("content") or [],
-            stop_reason=data.get("stop_reason"),
-            usage=Usage(
-                input_tokens=usage.get("input_tokens") or 0,
-                output_tokens=usage.get("output_tokens") or 0,
-                cache_creation_input_tokens=usage.get("cache_creation_input_tokens") or 0,
-                cache_read_input_tokens=usage.get("cache_read_input_tokens") or 0,
-            ),
-            model=data.get("model") or request.params["model"],
-            request_id=headers.get("request-id"),
-            ratelimit={k: v for k, v in headers.items() if k.startswith("anthropic-ratelimit-")},
-        )
+        return _reply(data, response.headers, request)
+
+    async def stream(
+        self, request: ProviderRequest, on_text: Callable[[str], Awaitable[None]]
+    ) -> ProviderReply:
+        """Stream one request: text deltas to `on_text`, then the accumulated final message."""
+        client = self.client()
+        try:
+            async with client.messages.stream(**request.params, timeout=request.timeout) as stream:
+                async for event in stream:
+                    if event.type == "text":
+                        await on_text(event.text)
+                message = await stream.get_final_message()
+                headers = stream.response.headers
+        except anthropic.APIError as exc:
+            raise self._mapped(exc, request) from None
+        return _reply(message.to_dict(mode="json"), headers, request)
+
+    def _mapped(self, exc: anthropic.APIError, request: ProviderRequest) -> LLMHttpError:
+        """Our error for an SDK error (no secrets, the status it stands for)."""
+        if isinstance(exc, anthropic.APITimeoutError):
+            return LLMConnectionError(
+                f"Anthropic API request timed out after {request.timeout:g}s", timed_out=True
+            )
+        if isinstance(exc, anthropic.APIConnectionError):
+            cause = exc.__cause__
+            detail = f": {type(cause).__name__}" if cause is not None else ""
+            return LLMConnectionError(f"could not reach the Anthropic API{detail}")
+        if isinstance(exc, anthropic.APIStatusError):
+            return self._status_error(exc)
+        return LLMHttpError(f"unexpected Anthropic API error: {type(exc).__name__}", status=None)
 
     def _status_error(self, exc: anthropic.APIStatusError) -> LLMHttpError:
         body = _scrub(exc.body, self._api_key)
         status = exc.status_code
+        if status < 400:  # an `error` event inside a stream that had started with 200
+            status = _ERROR_TYPE_STATUS.get(str(exc.type or ""), 500)
         retry_after = parse_retry_after(exc.response.headers)
         spend_limit = status == 429 and _SPEND_LIMIT_MARK in json.dumps(body, default=str)
         api_message = _scrub(exc.api_message or "", self._api_key)
@@ -129,6 +146,24 @@ class AnthropicProvider:
             if running is self._loop:
                 await client.close()
         self._loop = None
+
+
+def _reply(data: dict[str, Any], headers: Any, request: ProviderRequest) -> ProviderReply:
+    """A ProviderReply from a Messages API message (as JSON) and its response headers."""
+    usage = data.get("usage") or {}
+    return ProviderReply(
+        content=data.get("content") or [],
+        stop_reason=data.get("stop_reason"),
+        usage=Usage(
+            input_tokens=usage.get("input_tokens") or 0,
+            output_tokens=usage.get("output_tokens") or 0,
+            cache_creation_input_tokens=usage.get("cache_creation_input_tokens") or 0,
+            cache_read_input_tokens=usage.get("cache_read_input_tokens") or 0,
+        ),
+        model=data.get("model") or request.params["model"],
+        request_id=headers.get("request-id"),
+        ratelimit={k: v for k, v in headers.items() if k.startswith("anthropic-ratelimit-")},
+    )
 
 
 def _scrub(value: Any, secret: str) -> Any:

@@ -112,6 +112,9 @@ def _text_of(content: Any, *, tool_results: bool = True) -> str:
     return ""
 
 
+_STREAM_PIECES = re.compile(r"\s*\S+\s*|\s+")
+
+
 class OfflineProvider:
     """Answers without a model: text quoting the request, tool inputs generated from schemas."""
 
@@ -179,6 +182,17 @@ class OfflineProvider:
             return _reply([_text_block(f"{OFFLINE_PREFIX}```json\n{payload}\n```")], "end_turn")
         quoted = [system, *(_text_of(m.get("content")) for m in messages)]
         return _reply([_text_block(OFFLINE_PREFIX + _quote_reply(user, quoted))], "end_turn")
+
+    async def stream(
+        self, request: ProviderRequest, on_text: Callable[[str], Awaitable[None]]
+    ) -> ProviderReply:
+        """The same reply as `create`, its text handed over word by word as a model streams."""
+        reply = await self.create(request)
+        for block in reply.content:
+            if block.get("type") == "text":
+                for piece in _STREAM_PIECES.findall(str(block.get("text", ""))):
+                    await on_text(piece)
+        return reply
 
     async def aclose(self) -> None:
         """Nothing to release."""

@@ -47,3 +47,15 @@ class MongoTurns:
         moment = normalise_time(now or utcnow())
         result = await self._db["turns"].delete_many({"expires_at": {"$lte": moment}})
         return int(result.deleted_count)
+
+    async def recent(
+        self, *, since: datetime | None = None, limit: int = 100, now: datetime | None = None
+    ) -> list[ChatTurn]:
+        """Turns put at or after `since` that have not expired, newest first."""
+        if limit <= 0:
+            return []
+        query: dict[str, Any] = {"expires_at": {"$gt": normalise_time(now or utcnow())}}
+        if since is not None:
+            query["created_at"] = {"$gte": normalise_time(since)}
+        cursor = self._db["turns"].find(query).sort([("created_at", -1), ("_id", 1)]).limit(limit)
+        return [_turn(doc) async for doc in cursor]

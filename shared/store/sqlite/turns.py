@@ -90,3 +90,14 @@ class SqliteTurns:
         params = (to_text(now or utcnow()),)
         sql = "DELETE FROM turns WHERE expires_at <= ?"
         return await self._db.write(lambda c: c.execute(sql, params).rowcount)
+
+    async def recent(
+        self, *, since: datetime | None = None, limit: int = 100, now: datetime | None = None
+    ) -> list[ChatTurn]:
+        """Turns put at or after `since` that have not expired, newest first."""
+        sql = f"SELECT {_COLUMNS} FROM turns WHERE expires_at > ? AND created_at >= ?"
+        sql += " ORDER BY created_at DESC, turn_id LIMIT ?"
+        floor = to_text(since) if since is not None else ""
+        params = (to_text(now or utcnow()), floor, max(limit, 0))
+        rows = await self._db.read(lambda c: c.execute(sql, params).fetchall())
+        return [_turn(row) for row in rows]

@@ -14,6 +14,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from services.cli import graph as graph_cli
 from services.cli import ingest as ingest_cli
 from services.extractor.app import sample_handbook_dir
 from shared.config import build_settings
@@ -32,6 +33,7 @@ def app() -> typer.Typer:
         """Test root."""
 
     ingest_cli.register(root)
+    graph_cli.register(root)
     return root
 
 
@@ -189,6 +191,39 @@ def test_graph_analyze_previews_then_applies_on_confirmation(tmp_path: Path) -> 
     applied = invoke("graph", "analyze", "--apply", stdin="y\n")
     assert applied.exit_code == 0 and "applied" in applied.output
     assert query(lambda s: s.topics.ids()) == {"team-lead", "verlof"}
+    trail = query(lambda s: s.audit.latest())
+    assert [(e.action, e.allowed, e.surface) for e in trail][:2] == [
+        ("graph.apply", True, "cli"), ("graph.analyze", True, "cli"),
+    ]  # fmt: skip
+
+    undone = invoke("graph", "undo")
+    assert undone.exit_code == 0 and "undid" in undone.output
+    assert query(lambda s: s.topics.ids()) == {"teamlead", "team-lead", "verlof"}
+
+
+def test_graph_apply_chosen_actions_of_a_stored_plan(tmp_path: Path) -> None:
+    async def seed(store: Store) -> None:
+        await store.topics.upsert_many(
+            [
+                Topic(id="teamlead", label="Teamlead", type="role"),
+                Topic(id="team-lead", label="Team lead", type="role"),
+                Topic(id="hr-portaal", label="HR-portaal", type="concept"),
+                Topic(id="hr-portal", label="HR portaal", type="concept"),
+            ]
+        )
+
+    build_settings().data_dir.mkdir(parents=True)
+    query(seed)
+    preview = invoke("graph", "analyze")
+    assert preview.exit_code == 0 and "m0" in preview.output and "m1" in preview.output
+    plan_id = next(w for w in preview.output.split() if w.startswith("plan-"))
+    bad = invoke("graph", "apply", "not-a-plan")
+    assert bad.exit_code == 1 and "not a plan id" in bad.output
+    one = invoke("graph", "apply", plan_id, "--only", "m0")
+    assert one.exit_code == 0 and "1 merge(s)" in one.output, one.output
+    assert len(query(lambda s: s.topics.ids())) == 3
+    again = invoke("graph", "apply", plan_id)  # the graph changed since: refused, untouched
+    assert again.exit_code == 1 and len(query(lambda s: s.topics.ids())) == 3
 
 
 def test_sync_handbook_from_the_command_line(tmp_path: Path) -> None:

@@ -155,3 +155,37 @@ async def test_the_stored_delta_is_applied_not_the_events(store: Store) -> None:
 
 async def _never(event: Any) -> None:
     raise AssertionError(f"nothing may be published, got {event!r}")
+
+
+async def test_the_owner_reports_each_outcome_once(store: Store) -> None:
+    from services.extractor.handlers import delta_failed, on_delta_decided
+
+    published = await setup(store)
+
+    async def publish(event: Any) -> None:
+        published.append(event)
+
+    class Deps:
+        def __init__(self) -> None:
+            self.store, self.publish = store, publish
+
+        def is_admin(self, user: str) -> bool:
+            return user in ADMINS
+
+    event = decided()
+    await on_delta_decided(Deps(), event)
+    await on_delta_decided(Deps(), event)  # a redelivery
+    reports = [e for e in published if e.SUBJECT == "kb.delta.applied"]
+    assert len(reports) == 1  # the redelivery found it decided and reported nothing new
+    report = reports[0]
+    assert (report.outcome, report.topics, report.relations) == ("applied", 1, 1)
+    assert (report.proposed_by, report.decided_by) == ("U1", "ADMIN")
+    assert report.correlation_id == event.correlation_id
+
+    failed = delta_failed(event, "store unreachable")
+    assert (failed.outcome, failed.error, failed.suggestion_id) == (
+        "failed",
+        "store unreachable",
+        "s1",
+    )
+    assert failed.event_id != report.event_id

@@ -18,6 +18,7 @@ from shared.bus import (
     ContentRequested,
     DeadLetter,
     Event,
+    KbDeltaApplied,
     KbDeltaDecided,
     KbDeltaProposed,
     KbUpdated,
@@ -59,6 +60,8 @@ SAMPLES: dict[type[Event], dict[str, Any]] = {
     KbDeltaProposed: {"suggestion_id": "sg1", "delta": DELTA, "proposed_by": "r42"},
     KbDeltaDecided: {"suggestion_id": "sg1", "decision": "approved",
                                            "decided_by": "U9", "delta": DELTA},
+    KbDeltaApplied: {"suggestion_id": "sg1", "decision": "approved", "decided_by": "U9",
+                     "proposed_by": "U2", "outcome": "applied", "topics": 1},
     KbUpdated: {"kb_hash": "abc", "changed_ids": ["t1"], "reason": "merge"},
     ContentRequested: {"user_id": "U1", "topic_id": "t1", "force": True,
                                             "content_type": "all", "reply_to": REPLY},
@@ -100,7 +103,7 @@ ALL_MODELS = [*EVENT_MODELS, DeadLetter]
 def test_every_registered_subject_has_a_sample_and_a_model() -> None:
     assert set(SAMPLES) == set(ALL_MODELS)
     assert set(REGISTRY) == {m.SUBJECT for m in EVENT_MODELS}
-    assert len(REGISTRY) == 16  # the Events table of docs/ARCHITECTURE.md
+    assert len(REGISTRY) == 17  # the Events table of docs/ARCHITECTURE.md
     assert all(model_for_subject(m.SUBJECT) is m for m in EVENT_MODELS)
     assert model_for_subject("failed.quiz.ready") is DeadLetter
     with pytest.raises(BadInputError):

@@ -11,8 +11,9 @@ import nats
 import pytest
 from nats.aio.client import Client
 from nats.errors import Error as NatsError
+from nats.errors import TimeoutError as NatsTimeoutError
 
-from shared.bus import ensure_streams
+from shared.bus import MAX_CHUNKS, ensure_streams
 from shared.errors import BadInputError
 from shared.runtime import EmbeddedNatsServer
 from shared.runtime.nats_auth import (
@@ -171,6 +172,25 @@ async def test_rpc_round_trip_between_gateway_and_r42(connect) -> None:
     reply = await gateway.nc.request("rpc.r42.chat", b"ping", timeout=3)
     assert reply.data == b"pong"
     assert not r42.errors and not gateway.errors
+
+
+async def test_a_streamed_reply_fits_r42s_response_allowance_and_no_more(connect) -> None:
+    r42, gateway = await connect("r42"), await connect("gateway")
+
+    async def answer(msg) -> None:
+        for seq in range(1, MAX_CHUNKS + 3):  # the allowance is MAX_CHUNKS chunks + the reply
+            await r42.nc.publish(msg.reply, str(seq).encode())
+
+    await r42.nc.subscribe("rpc.r42.chat", queue="r42", cb=answer)
+    await r42.nc.flush()
+    inbox = gateway.nc.new_inbox()
+    sub = await gateway.nc.subscribe(inbox)
+    await gateway.nc.publish("rpc.r42.chat", b"ping", reply=inbox)
+    got = [int((await sub.next_msg(timeout=3)).data) for _ in range(MAX_CHUNKS + 1)]
+    assert got == list(range(1, MAX_CHUNKS + 2))
+    with pytest.raises(NatsTimeoutError):
+        await sub.next_msg(timeout=0.5)
+    assert await r42.violation("publish")
 
 
 async def test_reader_sees_events_and_cannot_publish(connect) -> None:

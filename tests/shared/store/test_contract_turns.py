@@ -63,3 +63,17 @@ async def test_a_turn_may_carry_its_own_expiry(store: Store) -> None:
     await store.turns.put(turn("short", expires_at=T0 + timedelta(minutes=1)), now=T0)
     assert await store.turns.get("short", now=T0) is not None
     assert await store.turns.get("short", now=T0 + timedelta(minutes=2)) is None
+
+
+async def test_recent_turns_come_newest_first_without_expired_ones(store: Store) -> None:
+    for n in range(4):
+        await store.turns.put(turn(f"t{n}", question=f"vraag {n}"), now=T0 + timedelta(hours=n))
+    at = T0 + timedelta(hours=5)
+    recent = await store.turns.recent(now=at)
+    assert [t.turn_id for t in recent] == ["t3", "t2", "t1", "t0"]
+    assert [t.turn_id for t in await store.turns.recent(limit=2, now=at)] == ["t3", "t2"]
+    since = await store.turns.recent(since=T0 + timedelta(hours=2), now=at)
+    assert [t.turn_id for t in since] == ["t3", "t2"]
+    assert await store.turns.recent(limit=0, now=at) == []
+    late = T0 + TURN_RETENTION + timedelta(hours=1, minutes=30)  # t0 and t1 have expired
+    assert [t.turn_id for t in await store.turns.recent(now=late)] == ["t3", "t2"]

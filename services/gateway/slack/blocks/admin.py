@@ -17,21 +17,17 @@ from slack_sdk.models.views import View
 
 from services.gateway.core.models import Diagnostics, GraphView, Progress
 from services.gateway.slack import ids
-from services.gateway.slack.blocks.chat import delta_lines
 from services.gateway.slack.blocks.kit import (
     MAX_MESSAGE_BLOCKS,
     Blocks,
     button,
     context,
-    divider,
     escape,
     header,
-    mention,
     section,
     truncate,
 )
-from shared.bus import KbDelta
-from shared.store import Source, Suggestion
+from shared.store import Source
 
 HELP_TEXT = """*R42 — wat kan ik?*
 • Stel een vraag in een DM of noem @R42 in een kanaal.
@@ -45,6 +41,9 @@ HELP_TEXT = """*R42 — wat kan ik?*
 *Beheerders*
 • `/r42 ingest` — plak een bron of deel een tekstbestand met R42 in een DM.
 • `/r42 suggestions` — openstaande voorstellen beoordelen.
+• `/r42 analyze` — de kennisgraaf laten analyseren; kies welke acties je toepast.
+• `/r42 stale` — verouderde leerinhoud; vernieuw wat je aanvinkt.
+• `/r42 curriculum` — de onderwerpen van de komende weken (beheerders: de volgorde).
 • `/r42 diagnostics` — recente LLM-aanroepen en kosten."""
 
 INGEST_NAME_BLOCK, INGEST_NAME_ACTION = "ingest_name", "name"
@@ -109,36 +108,6 @@ def sources_blocks(sources: Sequence[Source], *, admin: bool) -> Blocks:
         blocks.append(SectionBlock(text=text, accessory=accessory).to_dict())
     if len(sources) > MAX_MESSAGE_BLOCKS - 2:
         blocks.append(context(f"… en nog {len(sources) - (MAX_MESSAGE_BLOCKS - 2)} bronnen"))
-    return blocks
-
-
-def suggestions_blocks(suggestions: Sequence[Suggestion]) -> Blocks:
-    """Pending suggestions, each with Approve / Reject."""
-    if not suggestions:
-        return [section("Er zijn geen openstaande voorstellen.")]
-    blocks: Blocks = [header("Openstaande voorstellen")]
-    per = 3  # section + actions + divider
-    shown = list(suggestions)[: (MAX_MESSAGE_BLOCKS - 2) // per]
-    for s in shown:
-        try:
-            delta = KbDelta.model_validate(s.delta)
-            lines = [f"*{escape(truncate(delta.reason, 500))}*", *delta_lines(delta)]
-        except ValueError:
-            lines = ["_(onleesbaar voorstel)_"]
-        lines.append(f"_door {mention(s.proposed_by)} · `{escape(s.id)}`_")
-        blocks.append(section(truncate("\n".join(lines), 2900)))
-        blocks.append(
-            ActionsBlock(
-                block_id=f"review_{truncate(s.id, 200)}",
-                elements=[
-                    button("Goedkeuren", ids.SUGGESTION_APPROVE, s.id, style="primary"),
-                    button("Afwijzen", ids.SUGGESTION_REJECT, s.id, style="danger"),
-                ],
-            ).to_dict()
-        )
-        blocks.append(divider())
-    if len(suggestions) > len(shown):
-        blocks.append(context(f"… en nog {len(suggestions) - len(shown)} voorstellen"))
     return blocks
 
 

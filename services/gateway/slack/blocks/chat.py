@@ -25,16 +25,14 @@ from services.gateway.slack.blocks.kit import (
     chunk_blocks,
     context,
     escape,
-    header,
     mention,
     replace_block,
     section,
-    split_text,
     text_sections,
     to_mrkdwn,
     truncate,
 )
-from shared.bus import ChatReply, KbDelta
+from shared.bus import ChatReply
 
 THINKING_TEXT = "R42 denkt na…"
 FEEDBACK_THANKS = "Bedankt voor je feedback!"
@@ -50,6 +48,20 @@ def thinking_blocks() -> Blocks:
 def answer_messages(reply: ChatReply, *, turn_id: str) -> list[Blocks]:
     """R42's answer as one or more messages: text, sources, proposal chip, feedback buttons."""
     body = text_sections(reply.text or "…")
+    tail = answer_tail(reply, turn_id=turn_id)
+    messages = chunk_blocks(body)
+    tail_chars = sum(block_chars(b) for b in tail)
+    last = messages[-1]
+    if len(last) + len(tail) > MAX_MESSAGE_BLOCKS or (
+        sum(block_chars(b) for b in last) + tail_chars > MAX_MESSAGE_CHARS
+    ):
+        messages.append([])
+    messages[-1].extend(tail)
+    return messages
+
+
+def answer_tail(reply: ChatReply, *, turn_id: str) -> Blocks:
+    """What goes under an answer's text: sources, markers, the proposal chip, feedback."""
     tail: Blocks = []
     if reply.sources:
         labels = " · ".join(escape(s.label) for s in reply.sources[:20])
@@ -68,15 +80,7 @@ def answer_messages(reply: ChatReply, *, turn_id: str) -> list[Blocks]:
         )
     if not reply.refused and not reply.error_ref:
         tail.append(feedback_block(turn_id))
-    messages = chunk_blocks(body)
-    tail_chars = sum(block_chars(b) for b in tail)
-    last = messages[-1]
-    if len(last) + len(tail) > MAX_MESSAGE_BLOCKS or (
-        sum(block_chars(b) for b in last) + tail_chars > MAX_MESSAGE_CHARS
-    ):
-        messages.append([])
-    messages[-1].extend(tail)
-    return messages
+    return tail
 
 
 def feedback_block(turn_id: str) -> dict[str, Any]:
@@ -160,46 +164,3 @@ def proposal_outcome(blocks: Blocks, *, status: str, user_id: str) -> Blocks:
     """The answer message after a Yes / No: the chip's buttons become who decided what."""
     line = PROPOSAL_OUTCOMES.get(status, "{who}: " + escape(status)).format(who=mention(user_id))
     return replace_block(blocks, ids.BLOCK_PROPOSAL_ACTIONS, [context(line)])
-
-
-def delta_lines(delta: KbDelta) -> list[str]:
-    """One line per topic and relation of a delta (mrkdwn)."""
-    lines = [
-        f"• *{escape(t.label)}* (`{escape(t.id)}`, {t.type}): "
-        f"{escape(truncate(t.description, 300))}"
-        for t in delta.topics
-    ]
-    lines += [f"• `{escape(r.source)}` —{r.type}→ `{escape(r.target)}`" for r in delta.relations]
-    return lines
-
-
-def review_blocks(
-    *, suggestion_id: str, delta: KbDelta, proposed_by: str, summary: str = ""
-) -> Blocks:
-    """The admin-channel message: what would change, who proposed it, Approve / Reject."""
-    intro = f"*Reden:* {escape(truncate(delta.reason, 1500))}"
-    if summary and summary != delta.reason:
-        intro += f"\n{to_mrkdwn(truncate(summary, 1000))}"
-    blocks: Blocks = [header("Voorstel voor de kennisgraaf"), section(intro)]
-    for piece in split_text("\n".join(delta_lines(delta)) or "(geen wijzigingen)"):
-        blocks.append(section(piece))
-    blocks = blocks[: MAX_MESSAGE_BLOCKS - 3]
-    blocks.append(context(f"Voorgesteld door {mention(proposed_by)} · `{escape(suggestion_id)}`"))
-    blocks.append(
-        ActionsBlock(
-            block_id=ids.BLOCK_REVIEW_ACTIONS,
-            elements=[
-                button("Goedkeuren", ids.SUGGESTION_APPROVE, suggestion_id, style="primary"),
-                button("Afwijzen", ids.SUGGESTION_REJECT, suggestion_id, style="danger"),
-            ],
-        ).to_dict()
-    )
-    return blocks
-
-
-def review_outcome(blocks: Blocks, *, approved: bool, decided_by: str) -> Blocks:
-    """The admin message after a decision: buttons replaced by who decided."""
-    verdict = ":white_check_mark: Goedgekeurd" if approved else ":x: Afgewezen"
-    return replace_block(
-        blocks, ids.BLOCK_REVIEW_ACTIONS, [context(f"{verdict} door {mention(decided_by)}")]
-    )

@@ -10,6 +10,7 @@ from services.gateway.core.models import HomeData
 from services.gateway.slack import ids
 from services.gateway.slack.blocks.admin import STATUS_ICONS
 from services.gateway.slack.blocks.audit import audit_home_blocks
+from services.gateway.slack.blocks.feedback import feedback_home_blocks
 from services.gateway.slack.blocks.kit import (
     MAX_VIEW_BLOCKS,
     Blocks,
@@ -89,4 +90,4 @@ def _admin_blocks(data: HomeData) -> Blocks:
         blocks.append(section("*Lopende bronnen:* geen"))
     cost = data.week_cost_usd or 0.0
     blocks.append(section(f"*LLM-kosten deze week:* ${cost:.4f}"))
-    return blocks + audit_home_blocks(data.audit)
+    return blocks + feedback_home_blocks(data.feedback) + audit_home_blocks(data.audit)

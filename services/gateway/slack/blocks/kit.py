@@ -31,6 +31,9 @@ MAX_ACTIONS_ELEMENTS = 25
 MAX_BUTTON_TEXT = 75
 MAX_BUTTON_VALUE = 2000
 MAX_ACTION_ID = 255
+MAX_CHECKBOX_OPTIONS = 10
+MAX_OPTION_TEXT = 75
+MAX_OPTION_VALUE = 150
 MAX_BLOCK_ID = 255
 MAX_FALLBACK_TEXT = 40_000
 MAX_MESSAGE_CHARS = 12_000
@@ -54,6 +57,15 @@ def _check_element(element: dict[str, Any], where: str, problems: list[str]) -> 
             problems.append(f"{where}: button text over {MAX_BUTTON_TEXT} chars")
         if len(str(element.get("value", ""))) > MAX_BUTTON_VALUE:
             problems.append(f"{where}: button value over {MAX_BUTTON_VALUE} chars")
+    if element.get("type") == "checkboxes":
+        options = element.get("options") or []
+        if not 1 <= len(options) <= MAX_CHECKBOX_OPTIONS:
+            problems.append(f"{where}: checkboxes need 1-{MAX_CHECKBOX_OPTIONS} options")
+        for option in options:
+            if len(_text(option.get("text"))) > MAX_OPTION_TEXT:
+                problems.append(f"{where}: option text over {MAX_OPTION_TEXT} chars")
+            if not 1 <= len(str(option.get("value", ""))) <= MAX_OPTION_VALUE:
+                problems.append(f"{where}: option value must be 1-{MAX_OPTION_VALUE} chars")
     if len(str(element.get("action_id", ""))) > MAX_ACTION_ID:
         problems.append(f"{where}: action_id over {MAX_ACTION_ID} chars")
     if element.get("type") in ("mrkdwn", "plain_text") and len(_text(element)) > MAX_SECTION_TEXT:

@@ -11,7 +11,7 @@ from services.gateway.slack.api import Blocks
 from services.gateway.slack.blocks import admin as ba
 from services.gateway.slack.blocks.home import home_view
 from services.gateway.slack.blocks.kit import escape, notice_blocks, section
-from services.gateway.slack.flows import topics
+from services.gateway.slack.flows import analyze, curriculum, reviews, stale, topics
 from services.gateway.slack.flows.chat import conversation_key
 from services.gateway.slack.gateway import Reply, SlackGateway
 from shared.errors import BadInputError, BusError, R42Error
@@ -30,7 +30,7 @@ async def r42_command(
     trigger_id: str | None,
     respond: Respond,
 ) -> None:
-    """/r42 help | clear | ingest | sources | suggestions | diagnostics | graph TOPIC."""
+    """/r42 help | clear | ingest | sources | suggestions | analyze | diagnostics | graph TOPIC."""
     sub, _, rest = (text or "").strip().partition(" ")
     sub = sub.lower()
     client = gw.client
@@ -49,8 +49,13 @@ async def r42_command(
             sources = await client.sources.list()
             await respond(ba.sources_blocks(sources, admin=client.is_admin(user)), "Bronnen")
         elif sub == "suggestions":
-            pending = await client.reviews.pending(user_id=user)
-            await respond(ba.suggestions_blocks(pending), "Openstaande voorstellen")
+            await respond(*await reviews.suggestions_list(gw, user=user))
+        elif sub == "stale":
+            await stale.show(gw, user=user, respond=respond)
+        elif sub == "curriculum":
+            await curriculum.show(gw, user=user, respond=respond)
+        elif sub == "analyze":
+            await analyze.analyze(gw, user=user, respond=respond)
         elif sub == "diagnostics":
             diag = await client.reads.diagnostics(user_id=user)
             await respond(ba.diagnostics_blocks(diag), "Diagnostiek")

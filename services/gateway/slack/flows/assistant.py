@@ -29,7 +29,14 @@ async def greet(gw: SlackGateway, *, channel: str, thread_ts: str) -> None:
 
 
 async def answer(
-    gw: SlackGateway, *, user: str, channel: str, thread_ts: str, text: str, correlation: str
+    gw: SlackGateway,
+    *,
+    user: str,
+    channel: str,
+    thread_ts: str,
+    text: str,
+    correlation: str,
+    team: str | None = None,
 ) -> None:
     """A question in an assistant thread: title it once, then answer with a status."""
     if await gw.deduper.claim(f"title:{channel}:{thread_ts}"):
@@ -45,4 +52,5 @@ async def answer(
         thread_ts=thread_ts,
         correlation=correlation,
         assistant=True,
+        team=team,
     )

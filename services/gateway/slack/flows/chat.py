@@ -1,14 +1,23 @@
-"""A DM or @mention: the working indicator, R42's answer with sources, chip and feedback."""
+"""A DM or @mention: the working indicator, R42's answer with sources, chip and feedback.
+
+In a thread (an assistant thread, a channel mention, a group DM) the answer streams in as R42
+writes it (services/gateway/slack/streaming.py) and the working indicator goes when the first
+text arrives; a top-level DM, and any turn whose stream could not start, gets the answer
+posted in place of the indicator.
+"""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 from services.gateway.core import user_message
 from services.gateway.slack.api import Blocks
 from services.gateway.slack.blocks import chat as bc
 from services.gateway.slack.blocks.kit import escape, notice_blocks, strip_mentions
 from services.gateway.slack.gateway import Reply, SlackGateway
+from services.gateway.slack.streaming import AnswerStream
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +46,7 @@ async def chat_turn(
     thread_ts: str | None,
     correlation: str,
     assistant: bool = False,
+    team: str | None = None,
 ) -> None:
     """Answer one DM / mention in its place; in an assistant thread the status says it works."""
     question = strip_mentions(text)
@@ -54,6 +64,11 @@ async def chat_turn(
         thinking = await api.post(
             channel, bc.thinking_blocks(), text=bc.THINKING_TEXT, thread_ts=thread_ts
         )
+    stream = None
+    if thread_ts:
+        stream = AnswerStream(api, channel=channel, thread_ts=thread_ts, user=user, team=team)
+        if thinking:
+            stream.on_started = _dropper(gw, channel, thinking)
     try:
         name = await api.user_name(user)
         reply = await gw.client.chat.ask(
@@ -62,14 +77,21 @@ async def chat_turn(
             conversation=conversation_key(channel, thread_ts),
             user_name=name,
             correlation_id=correlation,
+            on_text=stream.append if stream is not None else None,
         )
     except Exception as exc:
         text = user_message(exc)
-        await _show(gw, channel, thinking, thread_ts, notice_blocks(f":warning: {text}"), text)
+        if stream is not None:
+            await stream.abort()
+        await _show(gw, channel, stream_ts(stream, thinking), thread_ts,
+                    notice_blocks(f":warning: {text}"), text)  # fmt: skip
         return
     if reply.refused:
         answer = reply.text or "…"
-        await _show(gw, channel, thinking, thread_ts, notice_blocks(escape(answer)), answer)
+        if stream is not None:
+            await stream.abort()
+        await _show(gw, channel, stream_ts(stream, thinking), thread_ts,
+                    notice_blocks(escape(answer)), answer)  # fmt: skip
         return
     try:
         await gw.client.feedback.record_turn(
@@ -77,10 +99,30 @@ async def chat_turn(
         )
     except Exception as exc:  # the answer matters more than its feedback record
         log.warning("turn %s not recorded for feedback: %s", correlation[:40], exc)
+    if stream is not None:
+        tail = bc.answer_tail(reply, turn_id=correlation)
+        if await stream.finish(text=reply.text, tail=tail) == "done":
+            return
+        thinking = stream_ts(stream, thinking)
     messages = bc.answer_messages(reply, turn_id=correlation)
     await _show(gw, channel, thinking, thread_ts, messages[0], reply.text[:3000] or "…")
     for extra in messages[1:]:  # long answers continue where the answer is (DM or thread)
         await api.post(channel, extra, text="(vervolg)", thread_ts=thread_ts)
+
+
+def stream_ts(stream: AnswerStream | None, thinking: str | None) -> str | None:
+    """The message to put a posted answer in: the started stream's, else the indicator."""
+    return stream.ts if stream is not None and stream.ts else thinking
+
+
+def _dropper(gw: SlackGateway, channel: str, ts: str) -> Callable[[], Coroutine[Any, Any, None]]:
+    async def drop() -> None:
+        try:
+            await gw.api.delete(channel, ts)
+        except Exception as exc:  # a leftover indicator is untidy, not wrong
+            log.info("working indicator %s not deleted: %s", ts, exc)
+
+    return drop
 
 
 async def _working(gw: SlackGateway, channel: str, thread_ts: str) -> bool:

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import logging
+import re
+from datetime import UTC, datetime
 
 from services.gateway.core import user_message
-from services.gateway.slack import ids
+from services.gateway.core.reviews import OUTCOME_TIMEOUT_S
 from services.gateway.slack.api import Blocks
 from services.gateway.slack.blocks import chat as bc
-from services.gateway.slack.blocks.kit import context, mention
+from services.gateway.slack.blocks import reviews as br
+from services.gateway.slack.blocks.kit import escape, mention, truncate
 from services.gateway.slack.gateway import Reply, SlackGateway
-from shared.bus import KbDelta
+from shared.bus import KbDelta, KbDeltaApplied
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +45,7 @@ async def send_review(gw: SlackGateway, suggestion_id: str) -> None:
     if suggestion is None:
         log.warning("suggestion %s vanished before review", suggestion_id)
         return
-    blocks = bc.review_blocks(
+    blocks = br.review_blocks(
         suggestion_id=suggestion.id,
         delta=KbDelta.model_validate(suggestion.delta),
         proposed_by=suggestion.proposed_by,
@@ -56,42 +59,82 @@ async def send_review(gw: SlackGateway, suggestion_id: str) -> None:
     if not targets:
         log.warning("suggestion %s waits for review but no admins are configured", suggestion.id)
     for target in targets:
-        await gw.api.post(target, blocks, text="Voorstel voor de kennisgraaf")
+        await gw.api.post(target, blocks, text=br.REVIEW_TITLE)
+
+
+async def suggestions_list(gw: SlackGateway, *, user: str) -> tuple[Blocks, str]:
+    """/r42 suggestions: the pending list (admins only; ForbiddenError otherwise)."""
+    pending = await gw.client.reviews.pending(user_id=user)
+    return br.suggestions_blocks(pending), "Openstaande voorstellen"
 
 
 async def review_click(
-    gw: SlackGateway, *, user: str, suggestion_id: str, approve: bool, blocks: Blocks, reply: Reply
+    gw: SlackGateway, *, user: str, value: str, approve: bool, blocks: Blocks, reply: Reply
 ) -> None:
-    """Approve / Reject: authorised in core; the message then says who decided."""
-    decision = await gw.client.reviews.decide(
-        suggestion_id=suggestion_id, user_id=user, approve=approve
-    )
-    if decision.status == "forbidden":
-        log.warning("non-admin %s tried to decide suggestion %s", user, suggestion_id)
-        await reply.private("Alleen beheerders kunnen voorstellen beoordelen.")
-        return
-    if decision.status == "not_found":
+    """Approve / Reject: authorised in core; the message says what the KG owner reported.
+
+    A card in the admin channel has its buttons replaced; a row of the ephemeral
+    /r42 suggestions list (Slack sends no `message` for it) is re-rendered from the ids
+    in its value, this row marked and the others as they are now.
+    """
+    suggestion_id, listed = br.parse_value(value)
+    if not suggestion_id:
         await reply.private("Dit voorstel bestaat niet (meer).")
         return
-    if decision.decision is None or decision.decided_by is None:
-        # A concurrent click won; whoever it was, their decision stands.
-        await reply.private("Over dit voorstel is net al besloten door een andere beheerder.")
+    reviews = gw.client.reviews
+
+    async def show(line: str) -> None:
+        if listed is None:
+            await reply.update(br.card_outcome(blocks, line), "Voorstel beoordeeld")
+        else:
+            rows = await reviews.listed(listed)
+            lines = {suggestion_id: line}
+            await reply.update(br.suggestions_blocks(rows, lines=lines), "Voorstellen")
+
+    async with reviews.outcome(suggestion_id) as outcome:
+        decision = await reviews.decide(
+            suggestion_id=suggestion_id, user_id=user, approve=approve, surface="slack"
+        )
+        if decision.status == "forbidden":
+            await reply.private("Alleen beheerders kunnen voorstellen beoordelen.")
+            return
+        if decision.status == "not_found":
+            await reply.private("Dit voorstel bestaat niet (meer).")
+            return
+        if decision.status == "already_decided":
+            current = await reviews.get(suggestion_id)
+            if current is not None and current.status != "pending":
+                await show(br.stored_line(current))
+            who = mention(decision.decided_by) if decision.decided_by else "een andere beheerder"
+            await reply.private(f"Over dit voorstel is al besloten door {who}.")
+            return
+        at = datetime.now(UTC)
+        await show(br.working_line(approve=approve, by=user, at=at))
+        report = await outcome(OUTCOME_TIMEOUT_S)
+    if report is None:
+        await show(br.queued_line(approve=approve, by=user, at=at))
+    else:
+        await show(br.outcome_line(report, at=at))
+
+
+def is_slack_user(user_id: str) -> bool:
+    """Whether an id is a Slack user (proposals from other surfaces are told there)."""
+    return re.fullmatch(r"[UW][A-Z0-9]{2,}", user_id) is not None
+
+
+async def on_delta_applied(gw: SlackGateway, event: KbDeltaApplied) -> None:
+    """The KG owner reported a decision: tell the proposer in a DM (once, durable consumer)."""
+    proposer = event.proposed_by
+    if not proposer:
+        suggestion = await gw.client.reviews.get(event.suggestion_id)
+        proposer = suggestion.proposed_by if suggestion else ""
+    if not is_slack_user(proposer) or proposer == event.decided_by:
         return
-    approved, by = decision.approved, decision.decided_by
-    if any(b.get("block_id") == ids.BLOCK_REVIEW_ACTIONS for b in blocks):
-        updated = bc.review_outcome(blocks, approved=approved, decided_by=by)
-    else:  # a row of the /r42 suggestions list: its own actions block
-        updated = _decided_row(blocks, suggestion_id, approved=approved, by=by)
-    await reply.update(updated, "Voorstel beoordeeld")
-    if decision.status == "already_decided":
-        await reply.private(f"Hierover is al besloten door {mention(by)}.")
-
-
-def _decided_row(blocks: Blocks, suggestion_id: str, *, approved: bool, by: str) -> Blocks:
-    verdict = ":white_check_mark: Goedgekeurd" if approved else ":x: Afgewezen"
-    line = context(f"{verdict} door {mention(by)}")
-    out: Blocks = []
-    for block in blocks:
-        values = [e.get("value") for e in block.get("elements") or [] if isinstance(e, dict)]
-        out.append(line if block.get("type") == "actions" and suggestion_id in values else block)
-    return out
+    suggestion = await gw.client.reviews.get(event.suggestion_id)
+    reason = ""
+    if suggestion is not None:
+        reason = str(suggestion.delta.get("reason") or "")
+    about = f" „{escape(truncate(reason, 300))}”" if reason else ""
+    line = br.outcome_line(event, at=event.occurred_at)
+    text = f"Je voorstel{about} voor de kennisgraaf:\n{line}"
+    await gw.notify(await gw.api.dm_channel(proposer), text)

@@ -50,6 +50,7 @@ def register(app: AsyncApp, gw: SlackGateway) -> None:
                 thread_ts=str(payload.get("thread_ts", "")),
                 text=str(payload.get("text") or ""),
                 correlation=key,
+                team=str(body.get("team_id") or payload.get("team") or "") or None,
             )
 
         bg.spawn(run(), name="assistant-question")

@@ -48,6 +48,7 @@ def _register_messages(app: AsyncApp, gw: SlackGateway) -> None:
             text=str(event.get("text") or ""),
             thread_ts=thread_ts,
             correlation=str(key or event.get("ts", "")),
+            team=str(body.get("team_id") or event.get("team") or "") or None,
         )
 
     @app.event("app_mention")
@@ -151,7 +152,7 @@ def _register_buttons(app: AsyncApp, gw: SlackGateway) -> None:
             reviews.review_click(
                 gw,
                 user=user_of(body),
-                suggestion_id=value,
+                value=value,
                 approve=action_id == ids.SUGGESTION_APPROVE,
                 blocks=message_blocks(body),
                 reply=interaction_reply(gw, body, respond),

@@ -20,6 +20,7 @@ from services.gateway.slack.blocks import chat as bc
 from services.gateway.slack.blocks import kit
 from services.gateway.slack.blocks import learn as bl
 from services.gateway.slack.blocks import quiz as bq
+from services.gateway.slack.blocks import reviews as br
 from services.gateway.slack.blocks.home import home_view
 from services.gateway.slack.blocks.kit import (
     MAX_SECTION_TEXT,
@@ -80,9 +81,12 @@ def test_answer_messages_split_long_answers() -> None:
 def test_chat_builders_within_limits() -> None:
     ok(bc.thinking_blocks())
     ok(bc.proposal_blocks(HUGE, proposal_id="p1"))
-    review = bc.review_blocks(suggestion_id="s" * 200, delta=DELTA, proposed_by="U1", summary=HUGE)
+    review = br.review_blocks(suggestion_id="s" * 200, delta=DELTA, proposed_by="U1", summary=HUGE)
     ok(review)
-    ok(bc.review_outcome(review, approved=True, decided_by="UADMIN"))
+    ok(br.card_outcome(review, br.stored_line(Suggestion(
+        id="s", delta={"reason": "x"}, proposed_by="U1", status="approved", decided_by="UADMIN",
+        decided_at=datetime.now(UTC),
+    ))))  # fmt: skip
     ok(bc.proposal_outcome(bc.proposal_blocks("x", proposal_id="p"), status="weird", user_id="U1"))
     ok(kit.notice_blocks(HUGE))
 
@@ -143,7 +147,13 @@ def test_admin_and_home_builders_within_limits() -> None:
         Suggestion(id=f"sug-{i}", delta=DELTA.model_dump(mode="json"), proposed_by="U1")
         for i in range(40)
     ]
-    ok(ba.suggestions_blocks(suggestions))
+    ok(br.suggestions_blocks(suggestions))
+    long_ids = [
+        s.model_copy(update={"id": f"{i:03d}" + "x" * 190}) for i, s in enumerate(suggestions)
+    ]
+    listed = br.suggestions_blocks(long_ids)
+    ok(listed)  # every row's value carries the list's ids: fewer rows fit, all within 2000
+    assert 0 < sum(b["type"] == "actions" for b in listed) < 16
     call = LlmCall(
         id="c", task=HUGE[:100], model="m", tier="fast", duration_ms=1.0, ok=False, error_msg=HUGE
     )

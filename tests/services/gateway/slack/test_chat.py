@@ -14,12 +14,14 @@ from services.gateway.slack.flows.chat import EMPTY_MENTION_HINT
 from shared.bus import (
     ChatReply,
     KbDelta,
+    KbDeltaApplied,
     KbDeltaDecided,
     Proposal,
     ProposalDecisionReply,
     SourceRef,
     Topic,
     jetstream,
+    publish_event,
 )
 from shared.bus.subjects import ns_stream, ns_subject
 from shared.store import QuizAttempt, Suggestion
@@ -249,9 +251,16 @@ async def test_non_admin_yes_queues_for_review_and_admin_approves(
     )
     assert decided.delta == DELTA
     assert tap.of(KbDeltaDecided) == [decided]  # the non-admin click published nothing
-    final = (await fake_slack.wait_for("chat.update", 3))[2]
-    assert f"Goedgekeurd door <@{ADMIN}>" in all_text(final)
-    assert ids.SUGGESTION_APPROVE not in all_text(final)
+    working = (await fake_slack.wait_for("chat.update", 3))[2]
+    assert "Goedgekeurd" not in all_text(working)  # not before the KG owner applied it
+    assert ids.SUGGESTION_APPROVE not in all_text(working)
+    applied = KbDeltaApplied.caused_by(
+        decided, actor="extractor", suggestion_id="sug-1", decision="approved",
+        decided_by=ADMIN, proposed_by=USER, outcome="applied", topics=1,
+    )  # fmt: skip
+    await publish_event(gateway.ctx.broker, applied, namespace=gateway.namespace)
+    final = (await fake_slack.wait_for("chat.update", 4))[3]
+    assert f"Goedgekeurd door <@{ADMIN}>" in all_text(final) and "1 onderwerp" in all_text(final)
 
     # A second admin click (a Reject) does not change the decision on the stream.
     await gateway.action(
@@ -268,7 +277,7 @@ async def test_non_admin_yes_queues_for_review_and_admin_approves(
         ns_stream("KB", gateway.namespace), ns_subject(KbDeltaDecided.SUBJECT, gateway.namespace)
     )
     assert json.loads(last.data)["decision"] == "approved"
-    assert len(fake_slack.calls_to("chat.update")) == 3
+    assert len(fake_slack.calls_to("chat.update")) == 4
 
 
 async def test_admin_yes_applies_without_review(

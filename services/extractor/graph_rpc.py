@@ -1,0 +1,108 @@
+"""The extractor's answers to `rpc.extractor.graph_*`: analysis, apply a selection, undo.
+
+Authorised here against the owner's admin list (whatever a request claims); messages are
+Dutch because an admin reads them in Slack or the console.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from services.extractor.graph_analysis import (
+    analyze_and_store,
+    apply_graph_plan,
+    deletion_bound,
+    stored_plan,
+)
+from services.extractor.handlers import ExtractorDeps
+from services.extractor.lifecycle import undo_change
+from services.extractor.undo import undo_entries
+from shared.bus.graph_rpc import (
+    GraphAnalyzeRequest,
+    GraphApplyReply,
+    GraphApplyRequest,
+    GraphPlanReply,
+    GraphUndoReply,
+    GraphUndoRequest,
+    PlanAction,
+)
+from shared.errors import BadInputError, NotFoundError
+
+
+def _require_admin(deps: ExtractorDeps, user_id: str) -> None:
+    if not deps.is_admin(user_id):
+        raise BadInputError("alleen beheerders mogen de kennisgraaf analyseren of wijzigen")
+
+
+async def answer_analyze(
+    request: GraphAnalyzeRequest, *, deps: ExtractorDeps, lock: asyncio.Lock
+) -> GraphPlanReply:
+    """Analyse the graph and store the plan; one analysis at a time per replica."""
+    _require_admin(deps, request.user_id)
+    if lock.locked():
+        raise BadInputError("er loopt al een analyse; probeer het straks opnieuw")
+    async with lock:
+        plan_id, plan, size = await analyze_and_store(
+            store=deps.store, limiter=deps.limiter, by=request.user_id
+        )
+    actions = [
+        PlanAction.model_validate(
+            {"key": key, "kind": kind, "what": what[:4000], "why": why[:4000]}
+        )
+        for key, kind, what, why in plan.keyed_rows()
+    ]
+    return GraphPlanReply(
+        plan_id=plan_id if actions else "", summary=plan.summary[:4000], actions=actions,
+        skipped=[s[:500] for s in plan.skipped[:50]], graph_size=size,
+        bound=deletion_bound(size, None),
+    )  # fmt: skip
+
+
+async def answer_apply(request: GraphApplyRequest, *, deps: ExtractorDeps) -> GraphApplyReply:
+    """Apply the chosen actions of a stored plan (bounded, undoable)."""
+    _require_admin(deps, request.user_id)
+    try:
+        keys = None if request.every else request.keys
+        plan = await stored_plan(deps.store, request.plan_id, keys)
+    except NotFoundError:
+        raise BadInputError(
+            "dit plan is onbekend of verlopen (plannen blijven een dag); analyseer opnieuw"
+        ) from None
+    if plan.empty:
+        raise BadInputError("de gekozen acties veranderen niets (meer); er is niets toegepast")
+    size = (await deps.store.topics.counts()).total
+    bound = deletion_bound(size, request.max_deletions)
+    deleting = len(set(plan.changes.topics_delete))
+    if deleting > bound:
+        raise BadInputError(
+            f"deze selectie verwijdert {deleting} van {size} onderwerpen; de grens is {bound} "
+            "(10 % van de graaf, minstens 5, hoogstens 20). Er is niets toegepast: kies minder "
+            "verwijderingen of samenvoegingen"
+        )
+    try:
+        _, undo_id = await apply_graph_plan(
+            store=deps.store, plan=plan, publish=deps.publish, max_deletions=request.max_deletions
+        )
+    except BadInputError as exc:
+        if "changed since the preview" in str(exc):
+            raise BadInputError(
+                "de kennisgraaf is veranderd sinds deze analyse; er is niets toegepast. "
+                "Analyseer opnieuw"
+            ) from None
+        raise
+    assert undo_id is not None  # a non-empty plan always records its before-image
+    return GraphApplyReply(
+        undo_id=undo_id, merged=len(plan.merges), deleted=len(plan.deletions),
+        relations=len(plan.new_relations), relevance=len(plan.relevance),
+    )  # fmt: skip
+
+
+async def answer_undo(request: GraphUndoRequest, *, deps: ExtractorDeps) -> GraphUndoReply:
+    """Undo one applied change by its id."""
+    _require_admin(deps, request.user_id)
+    if request.undo_id not in {e.id for e in await undo_entries(deps.store)}:
+        raise BadInputError(f"er is geen wijziging {request.undo_id} om ongedaan te maken")
+    done, touched = await undo_change(
+        store=deps.store, undo_id=request.undo_id, publish=deps.publish
+    )
+    return GraphUndoReply(undo_id=done, topics=len(touched))

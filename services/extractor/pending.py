@@ -1,0 +1,85 @@
+"""Relations waiting for an endpoint topic: kept per source, applied when the topic arrives.
+
+A chunk may name a topic that a later chunk (or another source) introduces. Instead of
+dropping such a relation, the merge keeps it pending; every later merge that adds topics
+applies the pending relations whose endpoints now both exist. When a source completes,
+what is still pending is dropped and counted (`relations_dropped`), with the reason logged.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Iterable
+
+from services.extractor.outcomes import add_progress
+from services.extractor.ports import ExtractorStore
+from services.extractor.provenance import add_assertions
+from shared.errors import BadInputError, TransientError
+from shared.kb import MergePlan
+from shared.store import KbChanges, PendingRelation, Relation
+
+log = logging.getLogger(__name__)
+
+
+def pending_of_plan(plan: MergePlan, *, source_id: str, chunk_index: int) -> list[PendingRelation]:
+    """The plan's relations to topics not there yet, as pending rows of this chunk."""
+    return [
+        PendingRelation(
+            source_id=source_id, chunk_index=chunk_index,
+            relation=Relation(source=r.source, target=r.target, type=r.type,  # type: ignore[arg-type]
+                              description=r.description or None),
+        )
+        for r in plan.pending
+    ]  # fmt: skip
+
+
+async def resolve_pending(store: ExtractorStore, topic_ids: Iterable[str]) -> int:
+    """Apply the pending relations (of any source) that these new topics complete.
+
+    Idempotent: the upsert, the assertions and the removal may each be repeated after a crash.
+    """
+    ids = set(topic_ids)
+    if not ids:
+        return 0
+    waiting = await store.pending_merges.relations_touching(ids)
+    if not waiting:
+        return 0
+    ends = {end for p in waiting for end in (p.relation.source, p.relation.target)}
+    present = {t.id for t in await store.topics.get_many(ends)}
+    ready = [p for p in waiting if p.relation.source in present and p.relation.target in present]
+    if not ready:
+        return 0
+    unique = {p.relation.key.as_tuple(): p.relation for p in ready}
+    try:
+        await store.apply_kb_changes(KbChanges(relations_upsert=list(unique.values())))
+    except BadInputError as exc:  # an endpoint was deleted in between: try on redelivery
+        raise TransientError(f"applying pending relations: {exc}") from exc
+    by_source: dict[str, set[tuple[str, str, str]]] = defaultdict(set)
+    for p in ready:
+        by_source[p.source_id].add(p.relation.key.as_tuple())
+    for source_id, keys in sorted(by_source.items()):
+        await add_assertions(store, source_id, topics=(), relations=keys)
+    removed = await store.pending_merges.remove_relations(ready)
+    if removed:
+        for source_id, keys in sorted(by_source.items()):
+            await add_progress(store, source_id, changed_ids=(), relations_added=len(keys))
+        log.info("applied %d pending relation(s) whose endpoint arrived", removed)
+    return removed
+
+
+async def settle_pending(store: ExtractorStore, source_id: str) -> int:
+    """At a source's completion: apply what can be, drop (and count) the rest; returns dropped."""
+    left = await store.pending_merges.relations_of(source_id)
+    if left:
+        await resolve_pending(store, {p.relation.source for p in left} |
+                              {p.relation.target for p in left})  # fmt: skip
+        left = await store.pending_merges.relations_of(source_id)
+    # The count comes from the delete itself, so two racing completions count once.
+    _, dropped = await store.pending_merges.clear(source_id)
+    if dropped:
+        await add_progress(store, source_id, changed_ids=(), relations_dropped=dropped)
+        shown = ", ".join(f"{p.relation.source}→{p.relation.target}" for p in left[:5])
+        log.info("source %s completed; %d relation(s) dropped: no topic for an endpoint (%s%s)",
+                 source_id, dropped, shown, " …" if len(left) > 5 else "")  # fmt: skip
+    return dropped

@@ -1,0 +1,55 @@
+"""Source files in the JetStream object store bucket `r42-sources` (`text_ref` = object name).
+
+Any NATS client with an uploader credential can put a file there and publish
+`source.uploaded` naming it; the extractor reads the object, checks its size and sha256,
+and keeps the text with the source. Object names are the uploader's own (a path, say).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nats.errors import Error as NatsError
+from nats.js.errors import BucketNotFoundError, NotFoundError, ObjectNotFoundError
+
+from shared.errors import BadInputError, BusError
+
+SOURCES_BUCKET = "r42-sources"
+"""The JetStream object store an uploader puts source files into."""
+
+
+async def read_source_object(connection: Any, name: str, *, max_bytes: int) -> bytes | None:
+    """The bytes of object `name` in r42-sources; None when the bucket or object is missing.
+
+    An object larger than `max_bytes` is refused (BadInputError) before it is downloaded.
+    """
+    js = connection.jetstream()
+    try:
+        bucket = await js.object_store(SOURCES_BUCKET)
+        info = await bucket.get_info(name)
+    except (BucketNotFoundError, ObjectNotFoundError, NotFoundError):
+        return None
+    except NatsError as exc:
+        raise BusError(f"reading object {name!r} from {SOURCES_BUCKET}: {exc}") from exc
+    if info.size is not None and info.size > max_bytes:
+        raise BadInputError(
+            f"object {name!r} is {info.size} bytes; the limit is {max_bytes} (R42_MAX_UPLOAD_BYTES)"
+        )
+    try:
+        result = await bucket.get(name)
+    except (ObjectNotFoundError, NotFoundError):
+        return None
+    except NatsError as exc:
+        raise BusError(f"reading object {name!r} from {SOURCES_BUCKET}: {exc}") from exc
+    data = result.data
+    return bytes(data) if data is not None else b""
+
+
+async def put_source_object(connection: Any, name: str, data: bytes) -> None:
+    """Put a source file into r42-sources under `name` (replacing an object of that name)."""
+    js = connection.jetstream()
+    try:
+        bucket = await js.object_store(SOURCES_BUCKET)
+        await bucket.put(name, data)
+    except NatsError as exc:
+        raise BusError(f"storing object {name!r} in {SOURCES_BUCKET}: {exc}") from exc
