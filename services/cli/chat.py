@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from services.cli.confirm import STATUS_LINES, decide, yes_or_no
 from services.cli.kb import StoreOption, fail, run_on_store, store_url
 from shared.bus import ChatReply, ChatRequest
 from shared.config import build_settings
@@ -113,9 +114,18 @@ async def _ask(url: str, request: ChatRequest) -> ChatReply:
 
 
 def ask_command(
-    question: Annotated[str, typer.Argument(help="The message to send to R42.")],
+    question: Annotated[str, typer.Argument(help="The message to send to R42.")] = "",
     user: Annotated[str, typer.Option("--user", help="User id (its thread is used).")] = "cli",
     name: Annotated[str, typer.Option("--name", help="Display name R42 sees.")] = "",
+    confirm: Annotated[
+        bool, typer.Option("--confirm", help="Confirm the user's open proposal (or `ja`).")
+    ] = False,
+    decline: Annotated[
+        bool, typer.Option("--decline", help="Decline the user's open proposal (or `nee`).")
+    ] = False,
+    proposal: Annotated[
+        str | None, typer.Option("--proposal", metavar="ID", help="Which proposal to decide.")
+    ] = None,
     as_json: JsonOption = False,
     store: StoreOption = None,
 ) -> None:
@@ -123,8 +133,18 @@ def ask_command(
 
     The user is an admin only when R42_ADMINS lists its --user id.
     """
+    if confirm and decline:
+        fail("give --confirm or --decline, not both", code=2)
+    if confirm or decline:
+        _decide(user=user, accept=confirm, proposal_id=proposal, store=store, required=True)
+        return
     if not question.strip():
-        fail("QUESTION must not be empty", code=2)
+        fail("QUESTION must not be empty (or give --confirm / --decline)", code=2)
+    answer = yes_or_no(question)
+    if answer is not None and _decide(
+        user=user, accept=answer, proposal_id=proposal, store=store, required=False
+    ):
+        return
     try:
         request = ChatRequest(user_id=user, user_name=name or user, text=question)
     except ValidationError as exc:
@@ -139,19 +159,46 @@ def ask_command(
     if as_json:
         typer.echo(reply.model_dump_json(indent=2))
     else:
-        _print_reply(reply)
+        _print_reply(reply, user=user)
     if reply.error_ref is not None:
         raise typer.Exit(1)
 
 
-def _print_reply(reply: ChatReply) -> None:
+def _decide(
+    *, user: str, accept: bool, proposal_id: str | None, store: str | None, required: bool
+) -> bool:
+    """Decide the user's open proposal and print the outcome; False when there is none."""
+    try:
+        settings = build_settings(store=store_url(store))
+        found, reply = asyncio.run(
+            decide(settings, user_id=user, proposal_id=proposal_id, accept=accept)
+        )
+    except R42Error as exc:
+        fail(str(exc))
+    except ValidationError as exc:
+        fail(f"invalid input: {describe_validation(exc)}", code=2)
+    if found is None or reply is None:
+        if not required:
+            return False
+        which = (
+            f"proposal {proposal_id} not found" if proposal_id else f"no open proposal for {user}"
+        )
+        fail(f"{which}; ask R42 to add something first", code=1)
+    typer.echo(f"proposal {found.id}: {STATUS_LINES[reply.status]}")
+    if reply.status == "not_found":
+        raise typer.Exit(1)
+    return True
+
+
+def _print_reply(reply: ChatReply, *, user: str) -> None:
     out = Console(highlight=False, soft_wrap=True, markup=False)
     out.print(reply.text)
     if reply.sources:
         out.print("\nBronnen: " + ", ".join(f"{s.label} [{s.id}]" for s in reply.sources))
     if reply.proposal is not None:
         out.print(f"\nVoorstel {reply.proposal.id}: {reply.proposal.summary}")
-        out.print("(bevestigen gaat via Slack of de console chat; rpc.r42.proposal met dit id)")
+        who = "" if user == "cli" else f" --user {user}"
+        out.print(f"(confirm: r42 ask{who} --confirm, or reply `ja`; decline: --decline)")
 
 
 def register(app: typer.Typer) -> None:

@@ -116,15 +116,18 @@ def expand_paths(paths: list[Path]) -> tuple[list[Candidate], list[str]]:
 def load_files(paths: list[Path], *, max_bytes: int) -> list[tuple[str, str]]:
     """Read and check every file first: one unreadable file means nothing is stored.
 
-    Empty files and (inside a directory) unsupported formats are skipped with a notice.
+    Inside a directory, empty files and unsupported formats are skipped with a notice; a
+    file named on its own that R42 cannot read is refused (exit 2, one line).
     """
     candidates, skipped = expand_paths(paths)
-    loaded, problems = [], []
+    loaded: list[tuple[str, str]] = []
+    problems: list[str] = []
     for candidate in candidates:
         try:
             document = load_document(candidate.path, max_bytes=max_bytes, name=str(candidate.path))
         except EmptyDocumentError as exc:
-            skipped.append(str(exc))
+            # An empty file in a folder is skipped; a file named on its own is refused.
+            (skipped if candidate.from_dir else problems).append(str(exc))
             continue
         except BadInputError as exc:
             problems.append(str(exc))
@@ -134,10 +137,13 @@ def load_files(paths: list[Path], *, max_bytes: int) -> list[tuple[str, str]]:
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     for notice in skipped:
         err.print(Text(notice if notice.startswith("warning") else f"skipped {notice}", "yellow"))
+    if len(problems) == 1 and len(candidates) == 1:
+        fail(f"{problems[0]}; nothing was ingested", code=2)
     if problems:
         for problem in problems:
             err.print(Text(f"error: {problem}", "red"))
-        fail("nothing was ingested", code=2)
+        files = f"{len(problems)} file{'s' if len(problems) > 1 else ''}"
+        fail(f"nothing was ingested: {files} refused", code=2)
     if not loaded:
         fail("nothing to ingest: every file was skipped", code=2)
     return loaded
@@ -230,7 +236,10 @@ async def _via_stack(
         for event in events:
             await session.publish(event)
             if not wait:
-                console.print(f"queued {event.name} as source {event.source_id}")
+                console.print(
+                    f"queued {event.name} as source {event.source_id}; follow it with "
+                    f"`r42 sources show {event.source_id}` (or ingest with --wait)"
+                )
         if not wait:
             return True
         with bars.progress:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import sys
 from importlib.metadata import version as dist_version
@@ -54,6 +55,12 @@ def build_app(argv: list[str] | None = None) -> typer.Typer:
                 callback=_print_version,
             ),
         ] = False,
+        _debug: Annotated[
+            bool,
+            typer.Option(
+                "--debug", help="Show library logs and tracebacks (anywhere on the command line)."
+            ),
+        ] = False,
     ) -> None:
         """R42 command line."""
         # Checked once for every command: a bad setting is one line and exit 2, never a
@@ -97,13 +104,40 @@ def _is_devnull(fd: int) -> bool:
         return False
 
 
+class OneLineFormatter(logging.Formatter):
+    """`r42: <message>`: the reason in one line, never a traceback or an exception repr."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        """The record's message only (its exception is what the command reports itself)."""
+        return f"r42: {record.getMessage().splitlines()[0] if record.getMessage() else ''}"
+
+
+def quiet_logging(argv: list[str]) -> list[str]:
+    """Library logs in a command: errors only, one line each; `--debug` shows everything.
+
+    Replaces logging's last-resort handler (used only while nothing configured logging), so
+    a command that runs a service (`r42 gateway`) still sets up its own log format.
+    """
+    debug = "--debug" in argv
+    handler = logging.StreamHandler(sys.stderr)
+    if debug:
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        logging.getLogger().setLevel(logging.DEBUG)
+    else:
+        handler.setLevel(logging.ERROR)
+        handler.setFormatter(OneLineFormatter())
+    logging.lastResort = handler
+    return [arg for arg in argv if arg != "--debug"]
+
+
 def main() -> None:
     """Run the CLI."""
+    argv = quiet_logging(sys.argv[1:])
     stdout, fd = sys.stdout, sys.stdout.fileno()
     was_devnull = _is_devnull(fd)
     try:
         try:
-            build_app(sys.argv[1:])()
+            build_app(argv)(args=argv, prog_name="r42")
         except SystemExit:
             # On EPIPE click exits 1 after swapping stdout for a flush-pacifying wrapper, and
             # rich exits 1 after pointing the descriptor at /dev/null: both are this case.

@@ -169,7 +169,8 @@ async def _until_stopped(
                 await console_task
     if not console_task.cancelled() and console_task.exception() is not None:
         exc = console_task.exception()
-        err.print(Text(f"console failed: {exc!r}", style="bold red"), soft_wrap=True)
+        why = str(exc) if isinstance(exc, R42Error) else f"{type(exc).__name__}: {exc}"
+        err.print(Text(f"console failed: {why}", style="bold red"), soft_wrap=True)
         return EXIT_FAILED
     return 0
 

@@ -41,6 +41,7 @@ _WHY = {
     "role": "Weten wat {label} doet, helpt je de juiste persoon op het juiste moment te vinden.",
     "process": "Als iedereen {label} op dezelfde manier volgt, loopt het werk soepeler.",
 }
+_TYPE_NL = {"concept": "begrip", "role": "rol", "process": "proces"}
 _REQUEST_PREFIX = re.compile(
     r"^(ik\s+wil\s+(graag\s+)?(meer\s+)?(leren|weten)\s+over|leer\s+me(\s+meer)?\s+over|"
     r"i\s+want\s+to\s+learn\s+about|teach\s+me\s+about|wat\s+is|what\s+is)\s+",
@@ -75,6 +76,7 @@ def _topic(req: OfflineRequest) -> dict[str, str]:
 
 
 def _facts(topic: dict[str, str]) -> list[str]:
+    """The sentences of the topic's own text (a generic line only when it has none)."""
     found = [_sentence(s) for s in split_sentences(topic["description"]) if _WORD.search(s)]
     fallback = [
         f"{topic['label']} is een onderwerp uit het handboek van Respellion.",
@@ -83,16 +85,60 @@ def _facts(topic: dict[str, str]) -> list[str]:
     return (found + fallback)[: max(2, len(found))]
 
 
+_NUMBER = re.compile(
+    r"(?<![\w,.])(\d+(?:[.,]\d+)?)\s*(%|procent|euro|cent|dagen|dag|weken|week|"
+    r"maanden|maand|jaar|uur|keer|minuten|km|kilometer)?\b",
+    re.IGNORECASE,
+)
+_NUMBER_WORDS = {
+    "twee": "2", "drie": "3", "vier": "4", "vijf": "5", "zes": "6", "zeven": "7",
+    "acht": "8", "negen": "9", "tien": "10", "twaalf": "12", "dertig": "30",
+}  # fmt: skip
+_NUMBER_WORD = re.compile(
+    rf"\b({'|'.join(_NUMBER_WORDS)})\s+(dagen|weken|maanden|jaar|uur|keer|collega's)\b",
+    re.IGNORECASE,
+)
+
+
+def _figures(facts: list[str]) -> list[Stat]:
+    """Figures the text itself states: "26 keer" + what follows it ("je wekelijkse arbeidsduur")."""
+    stats: list[Stat] = []
+    for fact in facts:
+        for match in [*_NUMBER.finditer(fact), *_NUMBER_WORD.finditer(fact)]:
+            number = _NUMBER_WORDS.get(match[1].lower(), match[1])
+            unit = (match[2] or "").lower()
+            value = f"{number}{'%' if unit in ('%', 'procent') else f' {unit}' if unit else ''}"
+            after = re.split(r"[;,:]", fact[match.end() :])[0].strip(" .").split()
+            before = re.split(r"[;,:]", fact[: match.start()])[-1].strip(" .").split()
+            label = " ".join(after[:8] if len(after) >= 2 else before[-6:])
+            if label and len(value) <= 16 and all(s.value != value for s in stats):
+                stats.append(Stat(value=value, label=_clip(label, 80)))
+    return stats[:6]
+
+
+def _takeaways(label: str, facts: list[str]) -> list[str]:
+    taken = [_clip(f, 160) for f in facts[:3]]
+    if len(taken) < 3:
+        taken.append(
+            f"Vraag het R42 of een collega als iets over {_clip(label, 80)} niet duidelijk is."
+        )
+    if len(taken) < 3:
+        taken.append("Alles over dit onderwerp staat open in het handboek.")
+    return taken
+
+
 def article(topic: dict[str, str]) -> Article:
-    """A three-section article about the topic."""
+    """A three-section article built from the topic's own sentences, each said once."""
     label, facts = topic["label"], _facts(topic)
     why = _WHY.get(topic["type"], _WHY["concept"]).format(label=label)
+    what, rest = facts[1:3], facts[3:]
     return Article(
         title=f"{label} in vijf minuten",
         intro=f"Deze week staat {label} centraal. {facts[0]}",
         sections=[
             ArticleSection(heading=f"Wat is {label}?", body=" ".join(
-                [*facts[:3], "In deze micro-learning lees je de kern in een paar minuten."]
+                [*what, f"Dat is de kern van {label}.",
+                 "In deze micro-learning lees je de rest in een paar minuten."]
             )),
             ArticleSection(heading="Waarom het ertoe doet", body=" ".join([
                 why,
@@ -100,28 +146,31 @@ def article(topic: dict[str, str]) -> Article:
                 "iedereen beschikbaar.",
                 "Zo kun je zelf goede beslissingen nemen zonder op anderen te wachten.",
             ])),
-            ArticleSection(heading="Zo pak je het aan", body=" ".join([
-                f"Lees wat het handboek over {label} zegt.",
-                "Bespreek met een collega hoe jullie er in je team mee omgaan.",
-                "Noteer één ding dat je deze week anders gaat doen.",
-            ])),
+            ArticleSection(heading="Zo pak je het aan", body=" ".join(
+                [*rest, f"Lees wat het handboek over {label} zegt.",
+                 "Bespreek met een collega hoe jullie er in je team mee omgaan.",
+                 "Noteer één ding dat je deze week anders gaat doen."]
+            )),
         ],
-        key_takeaways=[
-            _clip(f"{label}: {facts[0]}", 160),
-            "Deze kennis is open en vindbaar voor iedereen.",
-            "Vraag het R42 of een collega als iets niet duidelijk is.",
-        ],
+        key_takeaways=_takeaways(label, facts),
     )  # fmt: skip
 
 
+_NOTES = (
+    "Vertel in je eigen woorden wat {label} is, en vraag wie het al eens tegenkwam.",
+    "Vraag de groep waar {label} in hun werk het verschil maakt.",
+    "Laat iemand een voorbeeld uit de eigen praktijk geven.",
+)
+
+
 def slides(topic: dict[str, str]) -> SlideDeck:
-    """A four-slide deck following the article."""
+    """A four-slide deck following the article; the notes coach, they do not repeat."""
     text = article(topic)
     deck = [
         Slide(title=section.heading,
               bullets=[_clip(s, 160) for s in split_sentences(section.body)[:3]],
-              speaker_note=section.body)
-        for section in text.sections
+              speaker_note=_NOTES[i % len(_NOTES)].format(label=topic["label"]))
+        for i, section in enumerate(text.sections)
     ]  # fmt: skip
     deck.append(
         Slide(title="Kernpunten", bullets=text.key_takeaways,
@@ -132,24 +181,27 @@ def slides(topic: dict[str, str]) -> SlideDeck:
 
 
 def infographic(topic: dict[str, str]) -> Infographic:
-    """An infographic with simple, checkable figures and the three steps."""
-    label = topic["label"]
+    """An infographic with the figures the topic's text states and its sentences as steps."""
+    label, facts = topic["label"], _facts(topic)
     themes = sorted(PALETTE)
     pick = int(hashlib.sha256(topic["id"].encode()).hexdigest(), 16) % len(themes)
+    stats = _figures(facts)
+    if len(stats) < 3:  # what the text offers otherwise: how much it says
+        words = len(topic["description"].split())
+        extra = [Stat(value=str(len(facts)), label="kernzinnen in het handboek"),
+                 Stat(value=f"{max(1, round(words / 200))} min", label="leestijd"),
+                 Stat(value=topic["type"] and _TYPE_NL.get(topic["type"], "begrip"),
+                      label="soort onderwerp")]  # fmt: skip
+        stats += extra[: 3 - len(stats)]
+    steps = [_clip(f, 200) for f in facts[1:4]] or []
+    steps += [f"Lees wat het handboek over {_clip(label, 120)} zegt.",
+              "Bespreek het met een collega.", "Pas deze week één ding toe."]  # fmt: skip
     return Infographic(
         headline=_words(f"{label} in één oogopslag", MAX_HEADLINE_WORDS),
         tagline=_words(f"Wat je deze week moet weten over {label}", MAX_TAGLINE_WORDS),
-        stats=[
-            Stat(value="1", label="onderwerp per week"),
-            Stat(value="3", label="stappen om mee te beginnen"),
-            Stat(value="5 min", label="leestijd"),
-        ],
-        steps=[
-            Step(number=1, text=f"Lees wat het handboek over {_clip(label, 120)} zegt."),
-            Step(number=2, text="Bespreek het met een collega."),
-            Step(number=3, text="Pas deze week één ding toe."),
-        ],
-        quote=_clip(_facts(topic)[0], 300),
+        stats=stats,
+        steps=[Step(number=n, text=t) for n, t in enumerate(steps[:3], start=1)],
+        quote=_clip(facts[0], 300),
         theme=themes[pick],
     )
 

@@ -137,8 +137,14 @@ async def build_prompt_input(*, store: QuizStore, topic: Topic, count: int) -> Q
         t for t in await store.topics.list()
         if t.id != topic.id and t.id not in neighbour_ids and t.learning_relevance != "exclude"
     ]  # fmt: skip
-    # A stable per-topic order: distractor topics differ between topics but not between runs.
-    candidates.sort(key=lambda t: hashlib.sha256(f"{topic.id}|{t.id}".encode()).hexdigest())
+    # Topics of the same type first (a role's distractors are roles), then a stable per-topic
+    # order: distractor topics differ between topics but not between runs.
+    candidates.sort(
+        key=lambda t: (
+            t.type != topic.type,
+            hashlib.sha256(f"{topic.id}|{t.id}".encode()).hexdigest(),
+        )
+    )
     bank = await store.quiz_banks.get(topic.id)
     return QuizPromptInput(
         topic_id=topic.id,

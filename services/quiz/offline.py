@@ -63,11 +63,35 @@ def _sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_RE.split(text) if len(s.split()) >= 4]
 
 
-def _drafts(req: QuizPromptInput) -> Iterator[_Draft]:
+_NUMBER_RE = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)?)(?![\w.,]*\d)")
+
+
+def _masked(sentence: str, label: str) -> str:
+    """The sentence with the topic's own name hidden (so it does not give the answer away)."""
+    return re.sub(re.escape(label), "dit onderwerp", sentence, flags=re.IGNORECASE)
+
+
+def _wrong_numbers(value: str) -> tuple[str, ...]:
+    """Plausible wrong figures near a number from the text (26 → 13, 52, 20, 30)."""
+    number = float(value.replace(",", "."))
+    decimal = "," in value or "." in value
+
+    def as_text(x: float) -> str:
+        return f"{x:g}".replace(".", ",") if decimal else str(round(x))
+
+    picks = [number / 2, number * 2, number - max(1, round(number / 4)), number + 4, number + 1]
+    return tuple(dict.fromkeys(as_text(x) for x in picks if x > 0 and as_text(x) != value))
+
+
+def _other_topics(req: QuizPromptInput) -> tuple[str, ...]:
+    """Wrong answers that are real topics of the handbook; made-up ones only to fill up."""
+    real = tuple(o for o in req.others if fold(o) != fold(req.label))
+    return real if len(real) >= 3 else real + _GENERIC_LABELS
+
+
+def _fact_drafts(req: QuizPromptInput, sentences: list[str]) -> Iterator[_Draft]:
+    """Questions about what the topic's text says: its description, its figures."""
     label = req.label
-    kind = TYPE_NL.get(req.type, "Een concept")
-    sentences = _sentences(req.description)
-    basis = f"Volgens het handboek: {_clip(sentences[0], 300)}" if sentences else ""
     if sentences:
         yield _Draft(
             f"Wat beschrijft '{label}' het best?",
@@ -78,15 +102,37 @@ def _drafts(req: QuizPromptInput) -> Iterator[_Draft]:
                 "Een jaarlijks personeelsfeest zonder verdere afspraken",
                 "Een technische norm voor netwerkapparatuur",
             ),
-            basis,
+            f"Volgens het handboek: {_clip(sentences[0], 300)}",
         )
-    yield _Draft(
-        f"Wat voor onderwerp is '{label}' in het kennisnetwerk van Respellion?",
-        kind,
-        tuple(o for o in _TYPE_OPTIONS if o != kind),
-        f"'{label}' staat in het kennisnetwerk als {kind.lower()}. {basis}".strip(),
-    )
-    others = tuple(req.others) + _GENERIC_LABELS
+    # Distractors from other topics, the same kind first (the quiz service orders them so).
+    for sentence in sentences[1:2]:
+        yield _Draft(
+            f'Over welk onderwerp gaat dit: "{_clip(_masked(sentence, label), 300)}"?',
+            label,
+            _other_topics(req),
+            f"Het handboek zegt dit over '{label}': {_clip(sentence, 300)}",
+        )
+    for sentence in sentences:
+        match = _NUMBER_RE.search(sentence)
+        if match is None:
+            continue
+        gap = _clip(sentence[: match.start()] + "___" + sentence[match.end() :], 300)
+        yield _Draft(
+            f"Welk getal hoort op de plek van ___ over '{label}': \"{gap}\"?",
+            match[1],
+            _wrong_numbers(match[1]),
+            f"Het handboek zegt: {_clip(sentence, 300)}",
+        )
+        break
+
+
+def _drafts(req: QuizPromptInput) -> Iterator[_Draft]:
+    label = req.label
+    kind = TYPE_NL.get(req.type, "Een concept")
+    sentences = _sentences(req.description)
+    basis = f"Volgens het handboek: {_clip(sentences[0], 300)}" if sentences else ""
+    yield from _fact_drafts(req, sentences)
+    others = _other_topics(req)
     for n, rel in enumerate(req.related, start=1):
         template = _RELATION_QUESTIONS.get(rel["relation"], _RELATED_QUESTION)
         yield _Draft(
@@ -96,19 +142,30 @@ def _drafts(req: QuizPromptInput) -> Iterator[_Draft]:
             f"In het kennisnetwerk is '{label}' verbonden met '{rel['label']}' "
             f"({rel['relation'].replace('inverse:', '').replace('_', ' ')}).",
         )
-    words = [w for s in sentences for w in _WORD_RE.findall(s)] + list(_GENERIC_WORDS)
+    # One fill-in-the-blank at most, its wrong words from other sentences and topics: a word
+    # from the same sentence would sit right next to the gap.
     for n, sentence in enumerate(sentences, start=1):
         candidates = [w for w in _WORD_RE.findall(sentence) if fold(w) not in fold(label)]
         if not candidates:
             continue
         word = max(candidates, key=len)
+        own = {fold(w) for w in _WORD_RE.findall(sentence)}
+        elsewhere = [w for s in sentences if s != sentence for w in _WORD_RE.findall(s)]
+        elsewhere += [w for o in req.others for w in _WORD_RE.findall(o)] + list(_GENERIC_WORDS)
         gap = _clip(sentence.replace(word, "_____", 1), 300)
         yield _Draft(
             f"Welk woord ontbreekt in zin {n} over '{label}': \"{gap}\"?",
             word,
-            tuple(w for w in words if fold(w) != fold(word)),
+            tuple(w for w in elsewhere if fold(w) not in own),
             f"De volledige zin in het handboek luidt: {_clip(sentence, 300)}",
         )
+        break
+    yield _Draft(
+        f"Wat voor onderwerp is '{label}' in het kennisnetwerk van Respellion?",
+        kind,
+        tuple(o for o in _TYPE_OPTIONS if o != kind),
+        f"'{label}' staat in het kennisnetwerk als {kind.lower()}. {basis}".strip(),
+    )
     yield _Draft(
         f"Waar vind je bij Respellion de afspraken over '{label}'?",
         "In het handboek, voor iedereen in te zien",

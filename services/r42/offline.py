@@ -6,7 +6,9 @@ In a free turn the plan decides as the model would (`plan_step`): call a tool, w
 the tool plans derive from the request, or answer with `offline_answer`:
 
 - a question that describes a missing role ("er is een rol X die …", also proces /
-  begrip) → propose_graph_delta with that topic (and a relation to a topic it names);
+  begrip), or asks to add one ("kun je een onderwerp toevoegen over …", "voeg toe dat …",
+  services.r42.intent) → propose_graph_delta with that topic (and a relation to a topic
+  it names);
 - a question that names a topic verbatim, or an id-like word that is not a topic →
   lookup_topic, one per step, at most 3 per turn;
 - the answer: "[offline] " + the label and description of the looked-up topic, else of
@@ -19,6 +21,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from services.r42.intent import DUTCH_KIND, topic_request
 from services.r42.knowledge import CONTEXT_MAX_TOPICS, KbSnapshot
 from services.r42.lookup import normalise_id
 from services.r42.proposals import summarize_delta, to_kb_delta
@@ -73,34 +76,46 @@ def lookup_target(question: str, snapshot: KbSnapshot | None, done: set[str]) ->
 
 
 def missing_topic_delta(question: str, snapshot: KbSnapshot | None) -> dict[str, Any] | None:
-    """A delta for "er is een rol X die …" (rol / proces / begrip), or None."""
+    """A delta for "er is een rol X die …" or a request to add a topic, else None."""
     match = _MISSING_RE.search(question)
     if match is None:
-        return None
+        return _requested_delta(question, snapshot)
     name = " ".join(match["name"].strip(_QUOTES + " ").split())
     rest = " ".join(match["rest"].split()).rstrip(_QUOTES + " ")
     kind = match["kind"].lower()
+    label = name[:1].upper() + name[1:]
+    missing = "ontbrekend" if kind in ("proces", "begrip", "concept") else "ontbrekende"  # het/de
+    reason = f"Een gebruiker meldt een {missing} {kind}: {label}."
+    return _delta(label, _KINDS[kind], f"{kind.capitalize()} die {rest}.", reason, rest, snapshot)
+
+
+def _requested_delta(question: str, snapshot: KbSnapshot | None) -> dict[str, Any] | None:
+    request = topic_request(question)
+    if request is None:
+        return None
+    reason = f"Een gebruiker vraagt om {DUTCH_KIND[request.type]} {request.label} toe te voegen."
+    return _delta(request.label, request.type, request.description, reason,
+                  request.description, snapshot)  # fmt: skip
+
+
+def _delta(
+    label: str, kind: str, description: str, reason: str, text: str, snapshot: KbSnapshot | None
+) -> dict[str, Any] | None:
+    """One new topic, related to the topic its text names verbatim (if any)."""
     try:
-        topic_id = to_kebab_id(name)
+        topic_id = to_kebab_id(label)
     except ValueError:
         return None
-    label = name[:1].upper() + name[1:]
     relations = []
-    if snapshot is not None:
-        named = [h for h in snapshot.index.search(rest, k=5) if h.verbatim]
+    if snapshot is not None and text:
+        named = [h for h in snapshot.index.search(text, k=5) if h.verbatim]
         if named and named[0].topic_id != topic_id:
             other = snapshot.topics[named[0].topic_id]
-            if other.type == "process" and _KINDS[kind] == "role":
+            if other.type == "process" and kind == "role":
                 relations.append({"source": other.id, "target": topic_id, "type": "executed_by"})
             else:
                 relations.append({"source": topic_id, "target": other.id, "type": "related_to"})
-    topic = {
-        "id": topic_id,
-        "label": label,
-        "type": _KINDS[kind],
-        "description": f"{kind.capitalize()} die {rest}.",
-    }
-    reason = f"Een gebruiker meldt een ontbrekende {kind}: {label}."
+    topic = {"id": topic_id, "label": label, "type": kind, "description": description}
     return {"reason": reason, "topics": [topic], "relations": relations}
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-PROMPT_VERSION = "r42-chat-1"
+PROMPT_VERSION = "r42-chat-2"
 """Stored with every proposal R42 makes; bump it when a prompt or tool text changes."""
 
 CACHE_CONTROL: dict[str, Any] = {"type": "ephemeral"}
@@ -42,7 +42,8 @@ Taken
 over een onderwerp gaat waarvan je de inhoud mist. Gebruik alleen ids uit de context of \
 uit eerdere resultaten; hooguit 3 keer per vraag.
 3. propose_graph_delta gebruiken als de gebruiker iets vertelt dat ontbreekt of niet klopt \
-in de kennisgraaf, bijvoorbeeld een rol of proces dat er niet in staat: hooguit 3 \
+in de kennisgraaf, bijvoorbeeld een rol of proces dat er niet in staat, of als de gebruiker \
+vraagt iets toe te voegen ("Kun je een onderwerp toevoegen over …?", "Voeg toe dat …"): hooguit 3 \
 onderwerpen en 5 relaties, met een korte reden. Een voorstel verandert nog niets: de \
 gebruiker bevestigt het en een beheerder keurt het goed. Verwijderen kan niet. Zeg nooit \
 dat de kennisgraaf al is aangepast.

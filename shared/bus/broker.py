@@ -93,7 +93,7 @@ def build_broker(
         log_level=log_level,
         # A plain logger that propagates to the process's handlers: FastStream's default one
         # forces ANSI colours, which end up in the service log files.
-        logger=options.pop("logger", logging.getLogger("r42.faststream")),
+        logger=options.pop("logger") if "logger" in options else _faststream_logger(),
         **(auth.options() if auth else {}),
         **options,
     )
@@ -154,3 +154,19 @@ async def publish_event(
     except (NatsError, TimeoutError, OSError) as exc:
         raise BusError(f"publish of {event.subject} failed: {type(exc).__name__} {exc}") from exc
     return ack
+
+
+class _TaskCallbackChatter(logging.Filter):
+    """Drops FastStream's "callback for Task-N is being executed..." line, logged at INFO
+    whenever a subscriber's task ends (every consumer, on every stop): it says nothing."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        return not (message.startswith("callback for ") and message.endswith("being executed..."))
+
+
+def _faststream_logger() -> logging.Logger:
+    logger = logging.getLogger("r42.faststream")
+    if not any(isinstance(f, _TaskCallbackChatter) for f in logger.filters):
+        logger.addFilter(_TaskCallbackChatter())
+    return logger

@@ -87,10 +87,18 @@ def validate_output(schema: Any, data: Any, *, what: str) -> Any:
         return type_adapter(schema).validate_python(data)
     except ValidationError as exc:
         name = getattr(schema, "__name__", repr(schema))
-        raise LLMValidationError(
-            f"{what} does not match {name}: {exc.error_count()} error(s): "
-            f"{exc.errors(include_url=False, include_input=False)}"
-        ) from None
+        raise LLMValidationError(f"{what} does not match {name}: {describe_errors(exc)}") from None
+
+
+def describe_errors(exc: ValidationError, *, shown: int = 3) -> str:
+    """`topics.0.id: String should match pattern …; (+2 more)`: no reprs, no input values."""
+    parts = []
+    for err in exc.errors(include_url=False, include_input=False, include_context=False)[:shown]:
+        where = ".".join(str(p) for p in err["loc"]) or "value"
+        parts.append(f"{where}: {err['msg'].removeprefix('Value error, ')}")
+    if exc.error_count() > shown:
+        parts.append(f"(+{exc.error_count() - shown} more)")
+    return "; ".join(parts)
 
 
 def parse_text_output(text: str, schema: Any) -> Any:

@@ -26,7 +26,17 @@ class LoggingSink:
     def emit(self, record: LLMCallRecord) -> None:
         """Log the record at INFO (errors at WARNING)."""
         level = logging.INFO if record.ok else logging.WARNING
-        log.log(level, "llm call %s", record.model_dump(mode="json"))
+        log.log(level, "%s", describe_call(record))
+
+
+def describe_call(record: LLMCallRecord) -> str:
+    """One readable log line for a call record (the full record goes to the telemetry sink)."""
+    outcome = "ok" if record.ok else f"failed: {record.error_msg or 'unknown error'}"
+    return (
+        f"llm call {record.task} on {record.model} ({record.provider}) {outcome} in "
+        f"{record.duration_ms / 1000:.1f} s, {record.input_tokens} in / "
+        f"{record.output_tokens} out tokens, ${record.cost_usd:.4f}"
+    )
 
 
 class MemorySink:

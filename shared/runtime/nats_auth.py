@@ -117,6 +117,7 @@ READY_SUBJECTS: Mapping[str, tuple[str, ...]] = {
     "r42": ("rpc.r42.chat", "rpc.r42.proposal", "rpc.r42.clear"),
     "content": ("rpc.content.refine",),
     "extractor": ("rpc.extractor.sync_handbook",),
+    "quiz": ("rpc.quiz.status", "rpc.quiz.leaderboard"),
 }
 """What a person waits on: `r42 up` is "up" only once these have a responder."""
 _LLM = "llm.call.logged"
@@ -154,7 +155,10 @@ SERVICE_GRANTS: Mapping[str, Grants] = {
     "telemetry": Grants(publishes=(DEAD_LETTERS,), consumes=(_LLM,), kv=(LIMITS_BUCKET,)),
     "gateway": Grants(
         publishes=(*_GATEWAY_PUBLISHES, _LLM, DEAD_LETTERS), watches=_GATEWAY_WATCHES,
-        consumes=(*_SOURCE_OUTCOMES, "kb.delta.applied"), calls=(*_CHAT, *_REFINE, *_SYNC, *_QUIZ),
+        # Durable consumers: Slack's answers survive a gateway restart (slack/handlers.py).
+        consumes=(*_SOURCE_OUTCOMES, "kb.delta.applied", "content.ready", "quiz.ready",
+                  "quiz.scored"),
+        calls=(*_CHAT, *_REFINE, *_SYNC, *_QUIZ),
         kv=(CLAIMS_BUCKET, LIMITS_BUCKET), objects=(SOURCES_BUCKET,),
     ),
 }  # fmt: skip

@@ -72,7 +72,7 @@ async def test_console_manners(
     # An unknown answer at [j/n] is asked again, then taken.
     asks = [p for p in script.prompts if p.endswith("[j/n] ")]
     assert len(asks) == 2 and "Antwoord met j (ja) of n (nee)." in out
-    assert "pending_review" in out
+    assert "Voorstel ter beoordeling bij een beheerder" in out and "pending_review" not in out
     # The question typed at the review prompt is answered after the review.
     assert "Je vraag beantwoord ik na de beoordeling" in out
     assert "Kies g (goedkeuren), a (afwijzen) of o (overslaan)." in out

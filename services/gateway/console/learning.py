@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+from typing import Any
+
 from rich.text import Text
 
 from services.gateway.console import render
@@ -14,6 +17,7 @@ from shared.bus import ContentReady, QuizReady, QuizScored
 from shared.errors import BadInputError
 
 CONTENT_TIMEOUT_S = 300.0
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 def is_kind(word: str) -> bool:
@@ -60,6 +64,25 @@ class LearningCommands(ConsoleBase):
         else:
             for piece in render.infographic(part):
                 self.out.print(piece)
+            self._save_picture(part, topic_id)
+
+    def _save_picture(self, part: dict[str, Any], topic_id: str) -> None:
+        """Write the stored infographic PNG under the data dir and say where it is."""
+        image = part.get("image") if isinstance(part.get("image"), dict) else None
+        try:
+            png = base64.b64decode(str((image or {}).get("base64") or ""), validate=True)
+        except ValueError:
+            png = b""
+        if not png.startswith(PNG_SIGNATURE):
+            self.out.print(Text("Er is (nog) geen afbeelding bij deze infographic.", style="dim"))
+            return
+        folder = self.client.settings.data_dir.resolve() / "infographics"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{topic_id}.png"
+        partial = path.with_suffix(".png.part")
+        partial.write_bytes(png)
+        partial.replace(path)  # a viewer never sees half a picture
+        self.out.print(Text(f"Afbeelding opgeslagen: {path}", style="cyan"), soft_wrap=True)
 
     async def _request_content(self, topic_id: str, kind: str) -> ContentReady:
         key = new_request_id()

@@ -34,18 +34,26 @@ CONSOLE_HELP = """Typ een vraag voor R42, of een commando:
   /diagnostics                          recente LLM-aanroepen en kosten
   /clear                                begin een nieuw gesprek
   /help, /quit
-Een onderwerp voorstellen: vertel R42 wat er ontbreekt, bijvoorbeeld "Er is een rol
-Scrum Master die de sprints begeleidt". R42 stelt dan een ontbrekend proces of begrip
-voor; antwoord met j om het toe te voegen."""
+Een onderwerp voorstellen: vraag het R42 gewoon, bijvoorbeeld "Kun je een onderwerp
+toevoegen over thuiswerken?", "Voeg toe dat de fietsvergoeding 23 cent per km is" of "Er
+is een rol Scrum Master die de sprints begeleidt". R42 laat het voorstel zien; antwoord
+met j om het in te dienen."""
 
 ADMIN_NOTE = (
-    "In de console ben je beheerder: voorstellen die je goedkeurt, worden meteen toegepast."
+    "In de console ben je beheerder: voorstellen die je bevestigt, worden meteen toegepast."
 )
 MEMBER_NOTE = (
-    "R42_ADMINS noemt jou niet als beheerder: voorstellen uit je gesprekken wachten op "
-    "een beheerder en /sync wordt geweigerd. Voorstellen beoordelen met /suggestions en "
-    "bestanden inlezen met /ingest kan hier wel, want dit is je eigen terminal."
+    "R42_ADMINS noemt jou niet als beheerder: voorstellen die je bevestigt, gaan ter "
+    "beoordeling naar een beheerder en /sync wordt geweigerd. Voorstellen beoordelen met "
+    "/suggestions en bestanden inlezen met /ingest kan hier wel, want dit is je eigen terminal."
 )
+PROPOSAL_STATUS = {
+    "applied": "toegepast",
+    "pending_review": "ter beoordeling bij een beheerder",
+    "declined": "niet ingediend",
+    "not_found": "niet gevonden",
+    "already_decided": "al besloten",
+}
 
 
 def help_text(*, admin: bool) -> str:

@@ -97,8 +97,8 @@ class ConsoleSession(LearningCommands, AdminCommands, TopicCommands, CurationCom
 
     async def help(self, _arg: str) -> None:
         """Show the commands."""
-        admins = self.client.settings.admins
-        admin = not admins or self.user in admins  # what the services decide on
+        # The services' rule: an admin is on R42_ADMINS (an empty list names nobody).
+        admin = self.user in self.client.settings.admins
         self.out.print(render.help_text(admin=admin), markup=False)
 
     async def yes_no(self, question: str) -> bool:
@@ -135,7 +135,8 @@ class ConsoleSession(LearningCommands, AdminCommands, TopicCommands, CurationCom
         result = await self.client.chat.decide_proposal(
             proposal_id=reply.proposal.id, user_id=self.user, accept=accept
         )
-        self.out.print(Text(f"Voorstel: {result.status}. {result.message}".strip(), style="cyan"))
+        status = render.PROPOSAL_STATUS.get(result.status, result.status)
+        self.out.print(Text(f"Voorstel {status}. {result.message}".strip(), style="cyan"))
 
     async def clear(self, _arg: str) -> None:
         """Start a new conversation."""

@@ -32,6 +32,8 @@ HELP_TEXT = (
     "- **quiz** — de quiz van deze week\n"
     "- **leaderboard** — de ranglijst\n"
     "- **clear** — begin een nieuw gesprek\n"
+    '- iets toevoegen: vraag het gewoon ("Kun je een onderwerp toevoegen over …?", '
+    '"Voeg toe dat …"); je bevestigt het voorstel en een beheerder keurt het goed\n'
     "- beheerders: **ingest**, **sources**, **suggestions**, **diagnostics**, **graph ONDERWERP**"
 )
 PROPOSAL_OUTCOMES = {

@@ -90,3 +90,24 @@ async def test_custom_topic_and_refinement_offline(store: Store, offline: Memory
     )
     assert done.offline and done.applied == ("set_intro",)
     assert "Maak het luchtiger" in done.article.intro and "[offline" in done.article.intro
+
+
+def test_offline_learning_is_drawn_from_the_topics_text() -> None:
+    from services.content.offline import article, infographic, slides
+
+    topic = {
+        "id": "ouderschapsverlof", "label": "Ouderschapsverlof", "type": "process",
+        "description": "Ouderschapsverlof kun je opnemen tot je kind acht jaar is. Je hebt recht "
+        "op 26 keer je wekelijkse arbeidsduur. De eerste negen weken betaalt het UWV 70 procent "
+        "van je dagloon; Respellion vult dit aan tot 85 procent van je salaris.",
+    }  # fmt: skip
+    figures = {(s.value, s.label) for s in infographic(topic).stats}
+    assert {("26 keer", "je wekelijkse arbeidsduur"), ("70%", "van je dagloon"),
+            ("85%", "van je salaris")} <= figures  # fmt: skip
+    assert not {"onderwerp per week", "leestijd"} & {label for _, label in figures}
+    text = article(topic)
+    sentences = [text.intro, *(s.body for s in text.sections)]
+    for fact in ("acht jaar is.", "26 keer je wekelijkse arbeidsduur.", "85 procent"):
+        assert sum(fact in part for part in sentences) == 1, fact  # said once, not repeated
+    for slide in slides(topic).slides:
+        assert not any(bullet in slide.speaker_note for bullet in slide.bullets)
