@@ -230,7 +230,9 @@ async def _chats(run: Run, *, chaos: bool) -> dict[str, Any]:
             reply = await rpc_request(broker, CHAT_SUBJECT, ask, response_model=ChatReply,
                                       timeout=30)  # fmt: skip
         except R42Error as exc:
-            errors.append(type(exc).__name__)
+            # A turn in flight on a killed process gets no reply (core NATS request/reply has
+            # no redelivery); "no responders" means no replica was subscribed at that moment.
+            errors.append("timeout" if "did not answer" in str(exc) else str(exc)[:60])
             return
         if reply.error_ref is not None:
             errors.append(f"error reply {reply.error_ref}")

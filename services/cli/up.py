@@ -236,6 +236,25 @@ def with_teams(services: tuple[ServiceSpec, ...], settings: Settings) -> tuple[S
     return (*services, ServiceSpec("gateway-teams", "services.gateway", ("--teams",)))
 
 
+def without_idle_gateway(
+    services: tuple[ServiceSpec, ...], settings: Settings
+) -> tuple[tuple[ServiceSpec, ...], str | None]:
+    """Drop the Slack gateway when it would only idle, and say why (None: nothing dropped).
+
+    Without both Slack tokens the gateway serves nothing (services/gateway/app.py: Slack
+    "off" has no consumers and no connection): its process would hold ~65 MB for no work.
+    """
+    if settings.slack_bot_token and settings.slack_app_token:
+        return services, None
+    kept = tuple(s for s in services if not (s.module == "services.gateway" and not s.args))
+    if len(kept) == len(services):
+        return services, None
+    return kept, (
+        "gateway not started: Slack is off (SLACK_BOT_TOKEN and SLACK_APP_TOKEN are not both "
+        "set); the console is the interface (`-s gateway` starts it anyway)"
+    )
+
+
 def run_up(
     *, data_dir: Path | None, console: bool, service_names: list[str], cluster: int = 1,
     replicas: int = 1,
@@ -263,6 +282,10 @@ def run_up(
         err.print(Text(f"r42 up: {exc}", style="bold red"), soft_wrap=True)
         return EXIT_USAGE
     services = with_teams(services, settings)
+    if not service_names:
+        services, dropped = without_idle_gateway(services, settings)
+        if dropped:
+            err.print(Text(dropped, style="dim"), soft_wrap=True)
     if cluster > 1 and settings.nats_url:
         err.print(
             Text("r42 up: --cluster starts its own NATS nodes; unset NATS_URL", style="bold red"),

@@ -205,7 +205,7 @@ class NatsNodes:
         await asyncio.gather(*(asyncio.to_thread(n.server.wait_healthy) for n in self.nodes))
         for node in self.nodes:
             self._save_ports(node)
-            if node.server.port != node.server.port_number:
+            if node.server.port and node.server.port != node.server.port_number:
                 self.notes.append(
                     f"{node.name}: port {node.server.port} was taken; now {node.server.url}"
                 )

@@ -7,6 +7,7 @@ import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import nats
 from nats.aio.client import Client as NatsClient
@@ -23,8 +24,6 @@ from shared.runtime.nats_auth import (
     authorization_block,
     inbox_prefix,
 )
-from shared.runtime.nodes import NatsNodes, check_cluster_size
-from shared.runtime.readiness import ready_services
 from shared.runtime.state import (
     NatsNodeState,
     RuntimeLock,
@@ -42,6 +41,11 @@ from shared.runtime.supervisor import (
     log_tail,
     replicate,
 )
+
+if TYPE_CHECKING:
+    # Loaded by `r42 up` only: a service imports this module for client_auth and should
+    # not pay for the server and readiness helpers (httpx2).
+    from shared.runtime.nodes import NatsNodes
 
 log = logging.getLogger(__name__)
 
@@ -157,6 +161,8 @@ class EmbeddedRuntime:
         replicas: int = 1,
     ) -> None:
         self.data_dir = Path(data_dir).expanduser().resolve()
+        from shared.runtime.nodes import check_cluster_size
+
         self.store_url = store_url
         self.cluster = check_cluster_size(cluster)
         if nats_url and cluster > 1:
@@ -224,6 +230,8 @@ class EmbeddedRuntime:
         if self.external_url:
             url = self.external_url
         else:
+            from shared.runtime.nodes import NatsNodes
+
             self.nats = NatsNodes(
                 self.nats_store, size=self.cluster, authorization=self._authorization,
                 on_event=self._on_event, policy=self.policy,
@@ -297,6 +305,8 @@ class EmbeddedRuntime:
 
     def readiness(self) -> dict[str, bool]:
         """name → whether the service answers on the bus (see shared.runtime.readiness)."""
+        from shared.runtime.readiness import ready_services
+
         names = [spec.instance for spec in self.services]
         if self.nats is None or not self.nats.monitor_urls:
             return dict.fromkeys(names, True)  # external NATS: nothing of ours to ask

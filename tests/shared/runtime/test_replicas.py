@@ -40,3 +40,20 @@ def test_streams_are_r1_alone_and_r3_on_a_cluster() -> None:
 def test_nats_url_lists_every_node() -> None:
     assert nats_servers("nats://a:1, nats://b:2,,") == ["nats://a:1", "nats://b:2"]
     assert nats_servers("nats://a:1") == ["nats://a:1"]
+
+
+def test_up_skips_only_the_slack_gateway_that_would_idle(monkeypatch: pytest.MonkeyPatch) -> None:
+    from services.cli.up import without_idle_gateway
+    from shared.config import build_settings
+
+    specs = (
+        ServiceSpec("r42", "services.r42"),
+        ServiceSpec("gateway", "services.gateway"),
+        ServiceSpec("gateway-teams", "services.gateway", ("--teams",)),
+    )
+    kept, why = without_idle_gateway(specs, build_settings())
+    assert [s.name for s in kept] == ["r42", "gateway-teams"]
+    assert why is not None and "SLACK_BOT_TOKEN" in why
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-test")
+    monkeypatch.setenv("SLACK_APP_TOKEN", "xapp-test")
+    assert without_idle_gateway(specs, build_settings()) == (specs, None)
