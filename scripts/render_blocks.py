@@ -199,10 +199,11 @@ def views() -> dict[str, list[dict[str, Any]]]:
     """The main views, built by the gateway's own block builders from realistic data."""
     from services.gateway.core.models import HomeData, Leaderboards, WeeklyTopic
     from services.gateway.core.quiz import QuestionView
-    from services.gateway.slack.blocks.chat import answer_messages, review_blocks
+    from services.gateway.slack.blocks.chat import answer_messages
     from services.gateway.slack.blocks.home import home_view
     from services.gateway.slack.blocks.learn import article_blocks
     from services.gateway.slack.blocks.quiz import question_blocks
+    from services.gateway.slack.blocks.reviews import review_blocks
     from shared.bus import ChatReply, KbDelta
     from shared.bus.chat import SourceRef
     from shared.store import LeaderboardEntry

@@ -10,6 +10,9 @@ run in parallel with the event loop.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, cast
+
 import numpy as np
 from numba import njit
 
@@ -17,7 +20,12 @@ K1, B = 1.2, 0.75
 TF_SCALE = 2.0
 
 
-@njit(cache=True, nogil=True)
+def _compiled[F: Callable[..., Any]](fn: F) -> F:
+    """`fn` compiled by numba, keeping its signature for the type checker."""
+    return cast(F, njit(cache=True, nogil=True)(fn))
+
+
+@_compiled
 def score_top(
     indptr: np.ndarray,
     docs: np.ndarray,
@@ -88,7 +96,7 @@ def score_top(
     return best[:size], best_scores[:size], named_scores
 
 
-@njit(cache=True, nogil=True)
+@_compiled
 def coverage(
     indptr: np.ndarray,
     docs: np.ndarray,
