@@ -29,7 +29,14 @@ sys.path.insert(0, str(ROOT))
 
 import psutil  # noqa: E402
 
-from shared.bus import CHAT_SUBJECT, ChatReply, ChatRequest, build_broker, request  # noqa: E402
+from shared.bus import (  # noqa: E402
+    CHAT_SUBJECT,
+    ChatReply,
+    ChatRequest,
+    NatsAuth,
+    build_broker,
+    request,
+)
 from shared.errors import R42Error  # noqa: E402
 
 GOAL_RSS_MB = 450
@@ -78,8 +85,10 @@ async def first_answer(data: Path, started: float, deadline: float) -> float:
         if time.perf_counter() > deadline:
             raise RuntimeError("r42 up wrote no runtime state")
         await asyncio.sleep(0.02)
-    nats_url = json.loads(state_file.read_text())["nats_url"]
-    broker = build_broker(nats_url, name="bench-footprint")
+    state = json.loads(state_file.read_text())
+    # The embedded server refuses anonymous clients: ask as the data dir's CLI user.
+    auth = NatsAuth(Path(state["users_dir"]) / "cli.nk", "_INBOX_cli")
+    broker = build_broker(state["nats_url"], name="bench-footprint", auth=auth)
     await broker.start()
     ask = ChatRequest(user_id="bench", text="Hoe vraag ik verlof aan?")
     try:

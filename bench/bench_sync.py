@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from services.extractor.config import ExtractOptions  # noqa: E402
-from services.extractor.handbook import TREE_CACHE, sync_handbook  # noqa: E402
+from services.extractor.handbook import sync_handbook  # noqa: E402
 from services.extractor.offline import offline_plans  # noqa: E402
 from shared.config import build_settings  # noqa: E402
 from shared.llm import MemorySink, OfflineProvider, configure_llm  # noqa: E402
@@ -83,7 +83,7 @@ async def main(files: int) -> int:
                 f"no-op sync:          {n2:4d} GitHub requests, {t2:6.2f} s "
                 f"(goal ≤ {GOAL}; {github.requests[-1].status} for the tree)"
             )
-            await store.settings.delete(TREE_CACHE)
+            await store.handbook_trees.clear()
             _, n3, t3 = await timed_sync(store, github, settings)
             print(f"no-op, cache lost:   {n3:4d} GitHub requests, {t3:6.2f} s")
             paths = sorted(github.files)

@@ -22,6 +22,7 @@ import statistics
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import aiohttp
@@ -29,13 +30,7 @@ import aiohttp
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from services.gateway.teams.app import (  # noqa: E402
-    GATEWAY_KEY,
-    SERVER_KEY,
-    TeamsMode,
-    make_on_started,
-    make_register,
-)
+from services.gateway.teams.app import TeamsDeps, TeamsMode, build  # noqa: E402
 from shared.bus import CHAT_SUBJECT, ChatReply, ChatRequest, serve_rpc  # noqa: E402
 from shared.config import build_settings  # noqa: E402
 from shared.runtime import EmbeddedNatsServer  # noqa: E402
@@ -84,12 +79,11 @@ async def main(concurrency: int, chat_delay: float) -> int:
             llm="offline",
             limiter="off",
         )
-        gateway = await start_service(
-            "gateway",
-            register=make_register(),
-            on_started=make_on_started(TeamsMode(host="127.0.0.1", port=0, app_id=None)),
-            settings=settings,
-        )
+        mode = TeamsMode(host="127.0.0.1", port=0, app_id=None)
+        gateway = await start_service("gateway", build=partial(build, mode=mode), settings=settings)
+        assert gateway.spec is not None
+        deps: TeamsDeps = gateway.spec.deps
+        assert deps.server is not None
         answered = 0
 
         async def slow_chat(req: ChatRequest) -> ChatReply:
@@ -99,7 +93,7 @@ async def main(concurrency: int, chat_delay: float) -> int:
             return ChatReply(text=f"Antwoord op: {req.text}")
 
         await serve_rpc(gateway.broker, CHAT_SUBJECT, request_model=ChatRequest, handler=slow_chat)
-        url = f"http://127.0.0.1:{gateway.extras[SERVER_KEY].port}/api/messages"
+        url = f"http://127.0.0.1:{deps.server.port}/api/messages"
         try:
             connector_url = connector.url
             async with aiohttp.ClientSession() as http:
@@ -116,10 +110,10 @@ async def main(concurrency: int, chat_delay: float) -> int:
                 for a in helps + questions:
                     connector.add_conversation(a["conversation"]["id"])
                 base = await phase(http, url, helps)
-                await gateway.extras[GATEWAY_KEY].background.drain(timeout=60)
+                await deps.current().background.drain(timeout=60)
                 loaded = await phase(http, url, questions)
                 slow_done_at_answer = answered
-                await gateway.extras[GATEWAY_KEY].background.drain(timeout=chat_delay + 60)
+                await deps.current().background.drain(timeout=chat_delay + 60)
             replies = [c for c in connector.calls if "Antwoord op: Vraag" in c.card_text]
         finally:
             await stop_service(gateway)

@@ -27,6 +27,11 @@ def redact_url(url: str) -> str:
     return _USERINFO_RE.sub("***@", url)
 
 
+def nats_servers(url: str) -> list[str]:
+    """A NATS_URL's servers: one URL, or a comma-separated list (a cluster's nodes)."""
+    return [part.strip() for part in url.split(",") if part.strip()]
+
+
 DEFAULT_MODEL_FAST = "claude-haiku-4-5"
 DEFAULT_MODEL_STANDARD = "claude-sonnet-4-6"
 DEFAULT_MODEL_REASONING = "claude-opus-4-6"
@@ -41,6 +46,9 @@ class Settings(BaseSettings):
     store: str | None = Field(default=None, description="sqlite:///path or mongodb://…")
     nats_url: str | None = Field(
         default=None, validation_alias=AliasChoices("NATS_URL", "R42_NATS_URL")
+    )
+    nats_replicas: int = Field(
+        default=1, ge=1, le=5, description="Replicas of streams and buckets (3 on a cluster)"
     )
     log_level: str = "INFO"
 

@@ -30,7 +30,7 @@ from services.cli.event_format import (
 )
 from shared.bus import NatsAuth
 from shared.bus.streams import STREAMS
-from shared.config import build_settings, describe_settings_error
+from shared.config import build_settings, describe_settings_error, nats_servers
 from shared.errors import BadInputError, BusError, ConfigError, R42Error
 from shared.runtime import check_nats, display_url, pid_alive, read_state
 from shared.runtime.nats_auth import TAIL_USER, inbox_prefix
@@ -175,7 +175,8 @@ async def tail(
             status = _ConnectionStatus(err)
             following = target.data_dir is not None
             nc = await nats.connect(
-                target.url, name="r42-events-tail", connect_timeout=3, reconnect_time_wait=0.5,
+                nats_servers(target.url), name="r42-events-tail", connect_timeout=3,
+                reconnect_time_wait=0.5,
                 max_reconnect_attempts=-1 if following else 30, error_cb=status.error,
                 disconnected_cb=status.disconnected, reconnected_cb=status.reconnected,
                 closed_cb=status.on_closed, **(target.auth.options() if target.auth else {}),

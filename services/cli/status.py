@@ -11,7 +11,7 @@ import typer
 from shared.config import build_settings
 from shared.runtime import display_url, find_running, pid_alive
 from shared.runtime.nats_auth import SERVICE_GRANTS, ensure_user
-from shared.runtime.readiness import ready_services
+from shared.runtime.readiness import ready_services, service_of
 
 
 def collect(data_dir: Path | None) -> dict[str, Any] | None:
@@ -20,38 +20,53 @@ def collect(data_dir: Path | None) -> dict[str, Any] | None:
     state = find_running(settings.data_dir)
     if state is None:
         return None
-    names = list(state.services)
+    instances = list(state.services)
     ready = dict(state.ready)
-    if state.nats_monitor_url and state.users_dir:
+    monitors = [n.monitor_url for n in state.nats_nodes if n.monitor_url and n.pid]
+    if not monitors and state.nats_monitor_url:
+        monitors = [state.nats_monitor_url]
+    if monitors and state.users_dir:
         users_dir = Path(state.users_dir)
+        names = {service_of(i) for i in instances}
         users = {
             n: ensure_user(users_dir, n, SERVICE_GRANTS[n])
             for n in names
             if n in SERVICE_GRANTS and (users_dir / f"{n}.nk").exists()
         }
-        ready = ready_services(state.nats_monitor_url, users, names)
+        ready = ready_services(monitors, users, instances)
     from shared.obs.status import read_statuses
 
     # Each service's own status file (shared.obs) adds its metrics URL when it has one.
     metrics = {st.pid: st.metrics_url for st in read_statuses(Path(state.data_dir))}
-    nats = []
-    if state.nats_pid is None or pid_alive(state.nats_pid):
-        nats.append({"pid": state.nats_pid, "url": display_url(state.nats_url)})
+    if state.nats_nodes:
+        nats = [
+            {"pid": n.pid, "url": display_url(n.url)}
+            for n in state.nats_nodes
+            if n.pid is not None and pid_alive(n.pid)
+        ]
+    elif state.nats_pid is None or pid_alive(state.nats_pid):
+        nats = [{"pid": state.nats_pid, "url": display_url(state.nats_url)}]
+    else:
+        nats = []
+    restarts = state.restarts
     return {
         "data_dir": state.data_dir,
         "pid": state.pid,
         "nats": nats,
+        "nats_expected": max(1, len(state.nats_nodes)),
+        "stream_replicas": state.stream_replicas,
         "services": [
             {
-                "name": name,
+                "name": service_of(instance),
+                "instance": instance,
                 "pid": pid,
-                "ready": bool(ready.get(name)) and pid_alive(pid),
-                "restarts": state.restarts.get(name, 0),
+                "ready": bool(ready.get(instance)) and pid_alive(pid),
+                "restarts": restarts.get(instance, 0),
                 "metrics_url": metrics.get(pid),
             }
-            for name, pid in state.services.items()
+            for instance, pid in state.services.items()
         ],
-        "nats_restarts": state.restarts.get("nats", 0),
+        "nats_restarts": sum(v for k, v in restarts.items() if k.startswith("nats")),
     }
 
 
@@ -74,15 +89,20 @@ def register(app: typer.Typer) -> None:
             typer.echo(json.dumps(doc, indent=2))
             return
         typer.echo(f"r42 up (pid {doc['pid']}) on {doc['data_dir']}")
-        if not doc["nats"]:
-            typer.echo("  nats       DOWN (the runtime restarts it)")
+        down = doc["nats_expected"] - len(doc["nats"])
+        if down > 0:
+            what = (
+                "nats" if doc["nats_expected"] == 1 else f"{down} of {doc['nats_expected']} nodes"
+            )
+            typer.echo(f"  {'nats':<12} {what} DOWN (the runtime restarts it)")
         for node in doc["nats"]:
             pid = f"pid {node['pid']}" if node["pid"] else "external"
-            typer.echo(f"  nats       {node['url']} ({pid}, restarts {doc['nats_restarts']})")
+            typer.echo(f"  {'nats':<12} {node['url']} ({pid})")
+        typer.echo(f"  {'':<12} streams R{doc['stream_replicas']}, restarts {doc['nats_restarts']}")
         for svc in doc["services"]:
             mark = "ready" if svc["ready"] else "NOT READY"
             where = f"  {svc['metrics_url']}" if svc["metrics_url"] else ""
             typer.echo(
-                f"  {svc['name']:<10} pid {svc['pid']:<8} {mark:<10} restarts {svc['restarts']}"
-                f"{where}"
+                f"  {svc['instance']:<12} pid {svc['pid']:<8} {mark:<10} "
+                f"restarts {svc['restarts']}{where}"
             )

@@ -23,6 +23,8 @@ from shared.runtime import (
     SupervisorEvent,
     display_url,
 )
+from shared.runtime.nodes import check_cluster_size
+from shared.runtime.supervisor import replicate
 
 if TYPE_CHECKING:
     from services.registry import ConsoleRun
@@ -49,7 +51,10 @@ def banner(
     *, settings: Settings, state: RuntimeState, runtime: EmbeddedRuntime, console_note: str
 ) -> list[tuple[str, str]]:
     """The 'where things are' lines printed once everything runs."""
-    if state.nats_pid:
+    if len(state.nats_nodes) > 1:
+        nodes = ", ".join(f"{n.url} (pid {n.pid})" for n in state.nats_nodes)
+        nats = f"JetStream cluster of {len(state.nats_nodes)}, R{state.stream_replicas}: {nodes}"
+    elif state.nats_pid:
         nats = f"{state.nats_url} (embedded, store {state.nats_store})"
     else:
         nats = f"{display_url(state.nats_url)} (external, from NATS_URL)"
@@ -100,7 +105,8 @@ class _Reporter:
     def __call__(self, event: SupervisorEvent) -> None:
         name = event.service
         if event.kind == "started":
-            if name in self.seen:
+            # A NATS node's first start is not an event: any "started" of one is a restart.
+            if name in self.seen or name.startswith("nats"):
                 self._say(f"[{name}] restarted (pid {event.pid})", "green")
             self.seen.add(name)
         elif event.kind == "exited":
@@ -146,7 +152,7 @@ async def _until_stopped(
         await stop.wait()
         return 0
     out.print(f"Next: ask something below, or {watch}. Ctrl-C stops everything.", soft_wrap=True)
-    update: dict[str, object] = {"nats_url": state.nats_url}
+    update: dict[str, object] = {"nats_url": state.nats_url, "nats_replicas": state.stream_replicas}
     cli = runtime.users.get("cli")
     if state.nats_auth and cli is not None:
         update.update(nats_nkey_seed=cli.seed_file, nats_inbox_prefix=cli.inbox_prefix)
@@ -171,14 +177,15 @@ async def _until_stopped(
 
 async def serve(
     *, settings: Settings, services: tuple[ServiceSpec, ...], console: bool, out: Console,
-    err: Console,
+    err: Console, cluster: int = 1, replicas: int = 1,
 ) -> int:  # fmt: skip
     """Start everything, wait for Ctrl-C / SIGTERM (or the console to end), stop everything."""
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     runtime = EmbeddedRuntime(
         data_dir=settings.data_dir, services=services, nats_url=settings.nats_url,
-        on_event=_Reporter(err), store_url=settings.store_url,
+        on_event=_Reporter(err), store_url=settings.store_url, cluster=cluster,
+        replicas=replicas,
     )  # fmt: skip
     signals = 0
 
@@ -229,9 +236,18 @@ def with_teams(services: tuple[ServiceSpec, ...], settings: Settings) -> tuple[S
     return (*services, ServiceSpec("gateway-teams", "services.gateway", ("--teams",)))
 
 
-def run_up(*, data_dir: Path | None, console: bool, service_names: list[str]) -> int:
+def run_up(
+    *, data_dir: Path | None, console: bool, service_names: list[str], cluster: int = 1,
+    replicas: int = 1,
+) -> int:  # fmt: skip
     """Validate the options, then serve until stopped; returns the exit code."""
     err = Console(stderr=True, highlight=False)
+    try:
+        check_cluster_size(cluster)
+        replicate((), replicas)
+    except R42Error as exc:
+        err.print(Text(f"r42 up: {exc}", style="bold red"), soft_wrap=True)
+        return EXIT_USAGE
     try:
         settings = build_settings(**({"data_dir": data_dir} if data_dir else {}))
     except ValidationError as exc:
@@ -247,9 +263,23 @@ def run_up(*, data_dir: Path | None, console: bool, service_names: list[str]) ->
         err.print(Text(f"r42 up: {exc}", style="bold red"), soft_wrap=True)
         return EXIT_USAGE
     services = with_teams(services, settings)
+    if cluster > 1 and settings.nats_url:
+        err.print(
+            Text("r42 up: --cluster starts its own NATS nodes; unset NATS_URL", style="bold red"),
+            soft_wrap=True,
+        )
+        return EXIT_USAGE
     out = Console(highlight=False)
     return asyncio.run(
-        serve(settings=settings, services=services, console=console, out=out, err=err)
+        serve(
+            settings=settings,
+            services=services,
+            console=console,
+            out=out,
+            err=err,
+            cluster=cluster,
+            replicas=replicas,
+        )
     )
 
 
@@ -273,7 +303,27 @@ def register(app: typer.Typer) -> None:
                 help="Run only this service (repeatable): a known name, or name=python.module.",
             ),
         ] = None,
+        cluster: Annotated[
+            int,
+            typer.Option(
+                "--cluster",
+                help="NATS nodes: 1, or 3 / 5 for a loopback JetStream cluster (streams at R3).",
+            ),
+        ] = 1,
+        replicas: Annotated[
+            int,
+            typer.Option(
+                "--replicas",
+                help="Copies of each service sharing its consumers (the gateway runs once).",
+            ),
+        ] = 1,
     ) -> None:
         """Start R42 here: NATS, every service, and the console chat."""
-        code = run_up(data_dir=data_dir, console=not no_console, service_names=service or [])
+        code = run_up(
+            data_dir=data_dir,
+            console=not no_console,
+            service_names=service or [],
+            cluster=cluster,
+            replicas=replicas,
+        )
         raise typer.Exit(code)

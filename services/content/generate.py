@@ -20,7 +20,6 @@ from services.content.prompts import (
     is_older,
     topic_payload,
 )
-from services.content.render import render_infographic_png
 from services.content.topics import LearningTopic
 from shared.errors import BadInputError
 from shared.llm import LLMValidationError, call_llm
@@ -148,6 +147,9 @@ async def _stored_value(
     if kind == "infographic":
         assert isinstance(model, Infographic)
         footer = "R42 · offline voorbeeld" if offline else "R42 · micro-learning"
+        # Imported here: Pillow loads only when an infographic is drawn, not at start-up.
+        from services.content.render import render_infographic_png
+
         png = await asyncio.to_thread(render_infographic_png, model, footer=footer)
         width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
         value["image"] = {

@@ -39,12 +39,11 @@ from shared.errors import ConfigError, R42Error
 from shared.formats import EmptyDocumentError, FormatError, is_supported, read_document
 from shared.kb import chunk_text
 from shared.llm import Limiter
-from shared.store import KbChanges
+from shared.store import HandbookTree, KbChanges
 
 log = logging.getLogger(__name__)
 
 HANDBOOK_SOURCE = "github_handbook"
-TREE_CACHE = "handbook:tree"
 Status = Literal[
     "changed", "unchanged", "failed", "skipped", "deleted", "renamed", "not_tried", "held"
 ]
@@ -211,17 +210,14 @@ async def sync_file(
 
 async def _listing(store: ExtractorStore, client: GitHubClient, folder: str) -> list[RepoFile]:
     """The tree (one conditional request; the cached copy when GitHub answers 304)."""
-    cache = await store.settings.get(TREE_CACHE) or {}
-    valid = cache.get("where") == client.where and cache.get("path") == folder
-    listing: TreeListing = await client.list_files(
-        folder, etag=cache.get("etag") if valid else None
-    )
-    if listing.not_modified:
-        return [RepoFile(path=p, sha=s, size=n) for p, s, n in cache.get("files", [])]
-    await store.settings.set(TREE_CACHE, {
-        "where": client.where, "path": folder, "etag": listing.etag,
-        "files": [[f.path, f.sha, f.size] for f in listing.files],
-    })  # fmt: skip
+    cache = await store.handbook_trees.get(client.where, folder)
+    listing: TreeListing = await client.list_files(folder, etag=cache.etag if cache else None)
+    if listing.not_modified and cache is not None:
+        return [RepoFile(path=p, sha=s, size=n) for p, s, n in cache.files]
+    await store.handbook_trees.put(HandbookTree(
+        where=client.where, path=folder, etag=listing.etag,
+        files=[(f.path, f.sha, f.size) for f in listing.files],
+    ))  # fmt: skip
     return listing.files
 
 

@@ -29,7 +29,6 @@ Publish = Callable[[Event], Awaitable[Any]]
 
 RUNNING: frozenset[SourceStatus] = frozenset({"pending", "processing"})
 MAX_CHANGED_IDS = 500
-KB_HASH_KEY = "kb:version_hash"
 _COUNTS = ("topics_added", "topics_updated", "relations_added", "relations_dropped")
 
 
@@ -98,13 +97,13 @@ async def _next_kb_hash(store: ExtractorStore, changed: list[str], removed: list
     """
     step = "\n".join(["+", *changed, "-", *removed])
 
-    def advance(previous: Any) -> str:
-        base = previous if isinstance(previous, str) else ""
-        return hashlib.sha256(f"{base}\n{step}".encode()).hexdigest()[:8]
+    def advance(previous: str) -> str:
+        return hashlib.sha256(f"{previous}\n{step}".encode()).hexdigest()[:8]
 
-    if await store.settings.get(KB_HASH_KEY) is None:
-        await store.settings.set(KB_HASH_KEY, kb_hash(await store.topics.ids()))
-    return str(await store.settings.update(KB_HASH_KEY, advance))
+    initial = None
+    if await store.kb_version.get() is None:
+        initial = kb_hash(await store.topics.ids())
+    return await store.kb_version.advance(advance, initial=initial)
 
 
 def progress_event(source: Source, progress: dict[str, Any], *, chunk_index: int) -> SourceProgress:

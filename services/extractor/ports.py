@@ -6,17 +6,22 @@ from typing import Protocol
 
 from shared.store import (
     AuditRepository,
+    ChangeLogRepository,
     ChunkMark,
     CurationRepository,
+    CurrentSourceRepository,
     FlagRepository,
     HandbookSyncRepository,
+    HandbookTreeRepository,
+    HeldChangeRepository,
     IdempotencyRepository,
     KbChangeResult,
     KbChanges,
+    KbVersionRepository,
     MergeProgressRepository,
     PendingMergeRepository,
+    ProvenanceRepository,
     RelationRepository,
-    SettingsRepository,
     SourceRepository,
     SourceTextRepository,
     SuggestionRepository,
@@ -63,8 +68,33 @@ class ExtractorStore(Protocol):
         ...
 
     @property
-    def settings(self) -> SettingsRepository:
-        """Provenance, hold and tree-cache records (until they get typed repositories)."""
+    def provenance(self) -> ProvenanceRepository:
+        """Which sources assert each topic and relation."""
+        ...
+
+    @property
+    def current_sources(self) -> CurrentSourceRepository:
+        """The current source of each document name."""
+        ...
+
+    @property
+    def held_changes(self) -> HeldChangeRepository:
+        """Extractions over the bulk bound, held for review."""
+        ...
+
+    @property
+    def change_log(self) -> ChangeLogRepository:
+        """Before-images of bulk changes, for undo."""
+        ...
+
+    @property
+    def handbook_trees(self) -> HandbookTreeRepository:
+        """The cached handbook folder listings."""
+        ...
+
+    @property
+    def kb_version(self) -> KbVersionRepository:
+        """The chained version hash kb.updated carries."""
         ...
 
     @property

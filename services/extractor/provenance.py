@@ -1,10 +1,10 @@
 """Provenance: which sources assert which topics and relations, and retracting them.
 
 Every asserter (an uploaded source's id, `handbook:<path>` for a handbook file, `admin` for
-an admin's own edits) has a record of what it asserts; every topic and relation has the
-list of its asserters. Both live in the store's key-value settings (both adapters), each
-key read and written on its own, so recording or retracting a source costs what that
-source asserts, never the size of the graph.
+an admin's own edits) asserts topics and relations: one row per asserter and subject in
+the store's provenance repository (chunk 0: an asserter's record is whole), so recording or
+retracting a source costs what that source asserts, never the size of the graph. Which
+source is the current version of a document name is the store's current_sources.
 
 A topic whose last asserter is retracted is removed, unless an admin made or curated it:
 then it stays, flagged for review. A relation whose last asserter is retracted is removed.
@@ -13,30 +13,20 @@ then it stays, flagged for review. A relation whose last asserter is retracted i
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from services.extractor.curation import curation_marks, is_protected
 from services.extractor.ports import ExtractorStore
 from shared.kb import MergePlan, normalise_relation
-from shared.store import KbChanges, RelationKey, Topic, TopicMetadata
+from shared.store import Assertion, KbChanges, RelationKey, Topic, TopicMetadata
+from shared.store import Retraction as Retracted
 
 log = logging.getLogger(__name__)
 
 ADMIN = "admin"
 RelKey = tuple[str, str, str]
-
-
-def _source_key(asserter: str) -> str:
-    return f"provenance:source:{asserter}"
-
-
-def _topic_key(topic_id: str) -> str:
-    return f"provenance:topic:{topic_id}"
-
-
-def _relation_key(key: RelKey) -> str:
-    return "provenance:relation:" + "|".join(key)
 
 
 @dataclass
@@ -45,23 +35,6 @@ class Assertions:
 
     topics: set[str] = field(default_factory=set)
     relations: set[RelKey] = field(default_factory=set)
-
-    def to_json(self) -> dict[str, list[str]]:
-        """The stored form."""
-        relations = sorted("|".join(r) for r in self.relations)
-        return {"topics": sorted(self.topics), "relations": relations}
-
-    @classmethod
-    def from_json(cls, value: object) -> Assertions:
-        """From the stored form (an empty record when missing)."""
-        if not isinstance(value, dict):
-            return cls()
-        relations = set()
-        for raw in value.get("relations", []):
-            parts = str(raw).split("|")
-            if len(parts) == 3:
-                relations.add((parts[0], parts[1], parts[2]))
-        return cls(topics={str(t) for t in value.get("topics", [])}, relations=relations)
 
 
 @dataclass
@@ -102,62 +75,58 @@ def asserted_by_result(
     return Assertions(asserted & present, keys)
 
 
-def _name_key(name: str) -> str:
-    return f"provenance:name:{name}"
-
-
 async def supersede(store: ExtractorStore, *, name: str, source_id: str) -> Retraction:
     """`source_id` is now the current version of the document `name`: retract what the
     previous version asserted and this one does not."""
-    previous = await store.settings.get(_name_key(name))
-    await store.settings.set(_name_key(name), source_id)
+    previous = await store.current_sources.swap(name, source_id)
     if not previous or previous == source_id:
         return Retraction()
-    return await retract_all(store, str(previous))
+    return await retract_all(store, previous)
 
 
 async def forget_source(store: ExtractorStore, *, name: str, source_id: str) -> Retraction:
     """Retract a deleted source's contributions (and its name when it was current)."""
-    if await store.settings.get(_name_key(name)) == source_id:
-        await store.settings.delete(_name_key(name))
+    await store.current_sources.clear(name, source_id)
     return await retract_all(store, source_id)
 
 
 async def assertions_of(store: ExtractorStore, asserter: str) -> Assertions:
     """The current record of one asserter."""
-    return Assertions.from_json(await store.settings.get(_source_key(asserter)))
+    record = Assertions()
+    for row in await store.provenance.of_source(asserter):
+        if row.relation is not None:
+            record.relations.add(row.relation.as_tuple())
+        elif row.topic_id is not None:
+            record.topics.add(row.topic_id)
+    return record
 
 
 async def asserters_of_topic(store: ExtractorStore, topic_id: str) -> list[str]:
     """Who asserts a topic (empty for a topic recorded before provenance existed)."""
-    return list(await store.settings.get(_topic_key(topic_id)) or [])
+    return (await store.provenance.sources_of([topic_id])).get(topic_id, [])
 
 
-async def _link(store: ExtractorStore, key: str, asserter: str, *, add: bool) -> list[str]:
-    def change(current: object) -> list[str]:
-        names = set(current) if isinstance(current, list) else set()
-        (names.add if add else names.discard)(asserter)
-        return sorted(names)
+def relation_key(key: RelKey) -> RelationKey:
+    """The store's key of a (source, target, type) triple."""
+    return RelationKey.model_validate(dict(zip(("source", "target", "type"), key, strict=True)))
 
-    return list(await store.settings.update(key, change, default=[]))
+
+def _rows(
+    asserter: str, topics: Iterable[str], relations: Iterable[RelKey], *, version: str = ""
+) -> list[Assertion]:
+    rows = [Assertion(source_id=asserter, topic_id=t, version=version) for t in sorted(topics)]
+    rows += [Assertion(source_id=asserter, relation=relation_key(k), version=version)
+             for k in sorted(relations)]  # fmt: skip
+    return rows
 
 
 async def add_assertions(
     store: ExtractorStore, asserter: str, *, topics: Iterable[str], relations: Iterable[RelKey]
 ) -> None:
-    """Record that `asserter` (also) asserts these topics and relations."""
-    record = await assertions_of(store, asserter)
-    new_topics = set(topics) - record.topics
-    new_relations = set(relations) - record.relations
-    if not new_topics and not new_relations:
-        return
-    for topic_id in sorted(new_topics):
-        await _link(store, _topic_key(topic_id), asserter, add=True)
-    for key in sorted(new_relations):
-        await _link(store, _relation_key(key), asserter, add=True)
-    record.topics |= new_topics
-    record.relations |= new_relations
-    await store.settings.set(_source_key(asserter), record.to_json())
+    """Record that `asserter` (also) asserts these topics and relations (those that exist)."""
+    rows = _rows(asserter, topics, relations)
+    if rows:
+        await store.provenance.record(rows, skip_missing=True)
 
 
 async def replace_assertions(
@@ -165,53 +134,37 @@ async def replace_assertions(
 ) -> Retraction:
     """Make `asserter` assert exactly these; what it asserted before and no longer does is
     retracted (removed from the graph when nobody else asserts it)."""
-    old = await assertions_of(store, asserter)
-    new = Assertions(set(topics), set(relations))
-    await add_assertions(store, asserter, topics=new.topics, relations=new.relations)
-    gone = Assertions(old.topics - new.topics, old.relations - new.relations)
-    retraction = await _retract(store, asserter, gone)
-    await store.settings.set(_source_key(asserter), new.to_json())
-    return retraction
+    version = uuid.uuid4().hex[:12]  # this record's rows; the retraction takes the others
+    rows = _rows(asserter, topics, relations, version=version)
+    if rows:
+        await store.provenance.record(rows, skip_missing=True)
+    return await _settle(store, asserter, await store.provenance.retract(
+        asserter, except_version=version))  # fmt: skip
 
 
 async def retract_all(store: ExtractorStore, asserter: str) -> Retraction:
     """Retract everything `asserter` asserts (its source was deleted)."""
-    record = await assertions_of(store, asserter)
-    retraction = await _retract(store, asserter, record)
-    await store.settings.delete(_source_key(asserter))
-    return retraction
+    return await _settle(store, asserter, await store.provenance.retract(asserter))
 
 
 async def rename_asserter(store: ExtractorStore, old: str, new: str) -> None:
     """Move a record to a new asserter name (a renamed file with the same content)."""
-    record = await assertions_of(store, old)
-    await add_assertions(store, new, topics=record.topics, relations=record.relations)
-    for topic_id in record.topics:
-        await _link(store, _topic_key(topic_id), old, add=False)
-    for key in record.relations:
-        await _link(store, _relation_key(key), old, add=False)
-    await store.settings.delete(_source_key(old))
+    await store.provenance.rename_source(old, new)
 
 
-async def _retract(store: ExtractorStore, asserter: str, gone: Assertions) -> Retraction:
-    """Unlink `asserter`; delete what nobody asserts any more (protected topics are flagged)."""
+async def _settle(store: ExtractorStore, asserter: str, retracted: Retracted) -> Retraction:
+    """Delete what nobody asserts any more after a retraction (protected topics are flagged)."""
     result = Retraction()
-    orphans: list[str] = []
-    for topic_id in sorted(gone.topics):
-        if not await _link(store, _topic_key(topic_id), asserter, add=False):
-            orphans.append(topic_id)
-    orphan_relations: list[RelKey] = []
-    for key in sorted(gone.relations):
-        if not await _link(store, _relation_key(key), asserter, add=False):
-            orphan_relations.append(key)
+    still = await store.provenance.sources_of(retracted.topic_ids)
+    orphans = [t for t in retracted.topic_ids if t not in still]
     topics = {t.id: t for t in await store.topics.get_many(orphans)}
     marks = await curation_marks(store, topics)
     flagged: list[Topic] = []
     for topic_id in orphans:
         topic = topics.get(topic_id)
         if topic is None:
-            await store.settings.delete(_topic_key(topic_id))
-        elif is_protected(topic, marks.get(topic_id, ())):
+            continue
+        if is_protected(topic, marks.get(topic_id, ())):
             meta = topic.metadata.model_dump(exclude_none=True)
             meta["review"] = f"no source asserts it any more (last: {asserter})"
             flagged.append(
@@ -219,18 +172,16 @@ async def _retract(store: ExtractorStore, asserter: str, gone: Assertions) -> Re
             )
         else:
             result.topics_deleted.append(topic_id)
-            await store.settings.delete(_topic_key(topic_id))
     deleted = set(result.topics_deleted)
-    relations = [k for k in orphan_relations if k[0] not in deleted and k[1] not in deleted]
+    orphan_relations = [k.as_tuple() for k in retracted.orphan_relations]
     changes = KbChanges(
         topics_upsert=flagged,
         topics_delete=result.topics_deleted,
-        relations_delete=[RelationKey(source=s, target=t, type=k) for s, t, k in relations],  # type: ignore[arg-type]
-    )
+        relations_delete=[k for k in retracted.orphan_relations
+                          if k.source not in deleted and k.target not in deleted],
+    )  # fmt: skip
     if not changes.empty:
         await store.apply_kb_changes(changes)
-    for key in orphan_relations:
-        await store.settings.delete(_relation_key(key))
     result.relations_deleted = orphan_relations
     result.flagged = [t.id for t in flagged]
     if result.topics_deleted or result.flagged:

@@ -10,17 +10,14 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any
 
 from services.extractor.outcomes import Publish, publish_kb_updated
 from services.extractor.ports import ExtractorStore
-from services.extractor.provenance import Assertions, add_assertions
+from services.extractor.provenance import Assertions, add_assertions, relation_key
 from services.extractor.undo import BOUND_FLOOR, bulk_bound, record_before_image
 from shared.errors import NotFoundError
+from shared.store import HeldChange as HeldRecord
 from shared.store import KbChanges
-
-_INDEX = "held:index"
 
 
 @dataclass(frozen=True)
@@ -44,48 +41,40 @@ async def hold_if_over_bound(
     size = (await store.topics.counts()).total
     if len(updated_ids) <= bulk_bound(size):
         return False
-    await store.settings.set(f"held:{key}", {
-        "asserter": asserter, "reason": reason, "updated_ids": sorted(updated_ids),
-        "at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "changes": changes.model_dump(mode="json"), "assertions": asserted.to_json(),
-    })  # fmt: skip
-    await store.settings.update(_INDEX, lambda keys: sorted({*(keys or []), key}), default=[])
+    await store.held_changes.put(HeldRecord(
+        key=key, asserter=asserter, reason=reason, updated_ids=sorted(updated_ids),
+        changes=changes, topics=sorted(asserted.topics),
+        relations=[relation_key(k) for k in sorted(asserted.relations)],
+    ))  # fmt: skip
     return True
 
 
 async def held_changes(store: ExtractorStore) -> list[HeldChange]:
     """Every held extraction, by key."""
-    out = []
-    for key in await store.settings.get(_INDEX) or []:
-        entry = await store.settings.get(f"held:{key}")
-        if isinstance(entry, dict):
-            out.append(HeldChange(key, str(entry["asserter"]), str(entry["reason"]),
-                                  list(entry["updated_ids"]), str(entry["at"])))  # fmt: skip
-    return out
+    return [
+        HeldChange(h.key, h.asserter, h.reason, h.updated_ids,
+                   h.created_at.isoformat(timespec="seconds") if h.created_at else "")
+        for h in await store.held_changes.list()
+    ]  # fmt: skip
 
 
-async def _take(store: ExtractorStore, key: str) -> dict[str, Any]:
-    entry = await store.settings.get(f"held:{key}")
-    if not isinstance(entry, dict):
+async def _take(store: ExtractorStore, key: str) -> HeldRecord:
+    held = await store.held_changes.take(key)
+    if held is None:
         raise NotFoundError(f"no held change {key!r} (see `r42 graph held`)")
-    await store.settings.delete(f"held:{key}")
-    await store.settings.update(_INDEX, lambda keys: [k for k in keys or [] if k != key],
-                                default=[])  # fmt: skip
-    return entry
+    return held
 
 
 async def release(store: ExtractorStore, key: str, *, publish: Publish | None) -> str:
     """Apply a held change (an admin approved it); returns the undo id."""
-    entry = await _take(store, key)
-    changes = KbChanges.model_validate(entry["changes"])
-    undo_id = await record_before_image(store, changes, reason=f"release held {key}")
-    await store.apply_kb_changes(changes)
-    asserted = Assertions.from_json(entry["assertions"])
-    await add_assertions(store, str(entry["asserter"]), topics=asserted.topics,
-                         relations=asserted.relations)  # fmt: skip
+    held = await _take(store, key)
+    undo_id = await record_before_image(store, held.changes, reason=f"release held {key}")
+    await store.apply_kb_changes(held.changes)
+    await add_assertions(store, held.asserter, topics=held.topics,
+                         relations=[k.as_tuple() for k in held.relations])  # fmt: skip
     if publish is not None:
         await publish_kb_updated(
-            store, publish, changed_ids=[t.id for t in changes.topics_upsert],
+            store, publish, changed_ids=[t.id for t in held.changes.topics_upsert],
             reason=f"held change {key} released", key=("release", key, uuid.uuid4().hex),
         )  # fmt: skip
     return undo_id

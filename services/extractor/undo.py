@@ -1,9 +1,10 @@
 """Bounded bulk changes with a before-image, so every applied plan can be undone.
 
 Before a bulk change (an applied graph analysis, a source deletion) is written, the
-current state of every topic and relation it touches is recorded in the store; `undo`
-writes that state back. A change deleting more topics than the bound (10 % of the graph,
-at least 5 and at most 20) is refused unless the admin raises the bound explicitly.
+current state of every topic and relation it touches is logged in the store's change log;
+`undo` writes that state back, once. A change deleting more topics than the bound (10 % of
+the graph, at least 5 and at most 20) is refused unless the admin raises the bound
+explicitly.
 """
 
 from __future__ import annotations
@@ -11,18 +12,24 @@ from __future__ import annotations
 import math
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any
 
 from services.extractor.ports import ExtractorStore
 from shared.errors import BadInputError, NotFoundError
-from shared.store import KbChangeResult, KbChanges, Relation, RelationKey, Topic
+from shared.store import (
+    ChangeBatch,
+    KbChangeResult,
+    KbChanges,
+    Relation,
+    RelationKey,
+    undo_changes,
+    utcnow,
+)
 
 DEFAULT_BOUND = 20
 BOUND_SHARE = 0.10
 BOUND_FLOOR = 5  # a small graph can still lose a few duplicates without a raised bound
-_LOG = "undo:log"
-_KEEP = 50
+ACTOR = "extractor"
+_KEEP = 50  # how many recent changes `r42 graph undo --list` shows
 
 
 def bulk_bound(graph_size: int) -> int:
@@ -54,74 +61,55 @@ class UndoEntry:
 
 
 async def record_before_image(store: ExtractorStore, changes: KbChanges, *, reason: str) -> str:
-    """Save what `changes` will overwrite or delete; returns the undo id."""
+    """Log what `changes` will overwrite or delete in the store's change log; the undo id."""
     topic_ids = {t.id for t in changes.topics_upsert} | set(changes.topics_delete)
     before = {t.id: t for t in await store.topics.get_many(topic_ids)}
     relations: dict[tuple[str, str, str], Relation] = {}
-    for topic_id in sorted(set(changes.topics_delete)):
-        for r in await store.relations.list(topic_id=topic_id):
-            relations[(r.source, r.target, r.type)] = r
+    for r in await store.relations.touching(sorted(set(changes.topics_delete))):
+        relations[r.key.as_tuple()] = r
     touched = {k.as_tuple() for k in changes.relations_delete}
-    touched |= {(r.source, r.target, r.type) for r in changes.relations_upsert}
-    for source in sorted({k[0] for k in touched}):
-        for r in await store.relations.list(topic_id=source):
-            if (r.source, r.target, r.type) in touched:
-                relations[(r.source, r.target, r.type)] = r
+    touched |= {r.key.as_tuple() for r in changes.relations_upsert}
+    for r in await store.relations.touching(sorted({k[0] for k in touched})):
+        if r.key.as_tuple() in touched:
+            relations[r.key.as_tuple()] = r
     undo_id = f"undo-{uuid.uuid4().hex[:12]}"
-    topics_before = {i: before[i].model_dump(mode="json") if i in before else None
-                     for i in sorted(topic_ids)}  # fmt: skip
-    image = {
-        "reason": reason,
-        "at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "topics_before": topics_before,
-        "relations_before": [r.model_dump(mode="json") for r in relations.values()],
-        "relations_written": sorted("|".join(k) for k in touched - set(relations)),
-    }
-    await store.settings.set(f"undo:{undo_id}", image)
-    await store.settings.update(_LOG, lambda log: [*(log or []), undo_id][-_KEEP:], default=[])
+    await store.change_log.record(ChangeBatch(
+        id=undo_id, actor=ACTOR, reason=reason, created_at=utcnow(),
+        topics_before=[before[i] for i in sorted(before)],
+        topics_absent=sorted(topic_ids - set(before)),
+        relations_before=[relations[k] for k in sorted(relations)],
+        relations_absent=[RelationKey.model_validate(dict(zip(("source", "target", "type"), k,
+                          strict=True))) for k in sorted(touched - set(relations))],
+    ))  # fmt: skip
     return undo_id
 
 
+def _entry(batch: ChangeBatch) -> UndoEntry:
+    at = batch.created_at.isoformat(timespec="seconds") if batch.created_at else ""
+    topics = len(batch.topics_before) + len(batch.topics_absent)
+    return UndoEntry(batch.id, batch.reason, at, topics, len(batch.relations_before))
+
+
 async def undo_entries(store: ExtractorStore) -> list[UndoEntry]:
-    """Recorded bulk changes, newest first."""
-    out = []
-    for undo_id in reversed(await store.settings.get(_LOG) or []):
-        image = await store.settings.get(f"undo:{undo_id}")
-        if isinstance(image, dict):
-            out.append(UndoEntry(undo_id, str(image.get("reason", "")), str(image.get("at", "")),
-                                 len(image.get("topics_before", {})),
-                                 len(image.get("relations_before", []))))  # fmt: skip
-    return out
+    """Recorded bulk changes not undone yet, newest first."""
+    return [_entry(b) for b in await store.change_log.list(limit=_KEEP) if b.undone_at is None]
 
 
 async def undo(
-    store: ExtractorStore, undo_id: str | None = None
+    store: ExtractorStore, undo_id: str | None = None, *, by: str = ACTOR
 ) -> tuple[str, KbChangeResult, list[str]]:
     """Write back a recorded before-image (the newest when no id is given).
 
     Returns the undo id, the store's result and the topic ids it restored or removed.
     """
-    log: list[str] = list(await store.settings.get(_LOG) or [])
     if undo_id is None:
-        if not log:
+        pending = await undo_entries(store)
+        if not pending:
             raise NotFoundError("there is nothing to undo")
-        undo_id = log[-1]
-    image: Any = await store.settings.get(f"undo:{undo_id}")
-    if not isinstance(image, dict):
+        undo_id = pending[0].id
+    batch = await store.change_log.get(undo_id)
+    if batch is None or batch.undone_at is not None:
         raise NotFoundError(f"no recorded change {undo_id!r} (see `r42 graph undo --list`)")
-    restore = [Topic.model_validate(t) for t in image["topics_before"].values() if t]
-    created = [i for i, t in image["topics_before"].items() if t is None]
-    written = []
-    for raw in image.get("relations_written", []):
-        s, t, k = raw.split("|")
-        written.append(RelationKey(source=s, target=t, type=k))
-    relations = [Relation.model_validate(r) for r in image["relations_before"]]
-    # Restoring topics first: the relations written back need both ends.
-    result = await store.apply_kb_changes(KbChanges(
-        topics_upsert=restore, topics_delete=created, relations_delete=written,
-        relations_upsert=[r for r in relations if r.source not in created
-                          and r.target not in created],
-    ))  # fmt: skip
-    await store.settings.delete(f"undo:{undo_id}")
-    await store.settings.set(_LOG, [i for i in log if i != undo_id])
-    return undo_id, result, sorted({t.id for t in restore} | set(created))
+    result = await store.apply_kb_changes(undo_changes(batch))
+    await store.change_log.mark_undone(undo_id, by=by)  # after the write: a failure can retry
+    return undo_id, result, sorted({t.id for t in batch.topics_before} | set(batch.topics_absent))

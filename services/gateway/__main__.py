@@ -30,9 +30,7 @@ def main(argv: list[str] | None = None) -> None:
         except R42Error as exc:
             print(f"gateway: {exc}", file=sys.stderr)
             sys.exit(2)
-        service_main(
-            "gateway", register=teams.make_register(), on_started=teams.make_on_started(teams_mode)
-        )
+        service_main("gateway", build=partial(teams.build, mode=teams_mode))
         return
     try:
         mode = choose_mode(build_settings(), http=args.http, port=args.port, host=args.host)

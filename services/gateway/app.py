@@ -10,21 +10,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
+<<<<<<< HEAD
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
+=======
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+>>>>>>> main
 
-from services.gateway.slack.gateway import SlackGateway
-from services.gateway.slack.handlers import slack_subscriptions
-from services.gateway.slack.service import (
-    Mode,
-    SlackRuntime,
-    build_gateway,
-    choose_mode,
-    connect_slack,
-)
+from services.gateway.slack.service import Mode, SlackRuntime, choose_mode
 from shared.errors import TransientError
 from shared.runtime.service import ServiceContext, ServiceSpec, Subscription
+
+if TYPE_CHECKING:
+    from services.gateway.slack.gateway import SlackGateway
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +77,9 @@ def build(
             log.info("Slack is off (%s); the gateway idles", deps.mode.reason)
 
         return ServiceSpec(deps=deps, on_started=[idle])
+    # Only now: with Slack off the gateway never loads the Slack SDK or Bolt.
+    from services.gateway.slack.handlers import slack_subscriptions
+    from services.gateway.slack.service import build_gateway, connect_slack
 
     async def connect() -> None:
         deps.gateway = await build_gateway(ctx, pace_interval=pace_interval)

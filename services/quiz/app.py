@@ -10,16 +10,20 @@ from services.quiz.attempts import QuizConfig, expire_idle_attempts
 from services.quiz.handlers import QuizHandlers
 from services.quiz.offline import offline_plans
 from services.quiz.ports import QuizStore
+from services.quiz.stop import answer_stop
 from services.quiz.topic_removed import drop_removed_banks
 from services.quiz.week import answer_leaderboard, answer_status
 from shared.bus import Event, KbUpdated, QuizAnswered, QuizRequested
 from shared.bus.quiz_rpc import (
     LEADERBOARD_SUBJECT,
     QUIZ_STATUS_SUBJECT,
+    QUIZ_STOP_SUBJECT,
     LeaderboardReply,
     LeaderboardRequest,
     QuizStatusReply,
     QuizStatusRequest,
+    QuizStopReply,
+    QuizStopRequest,
 )
 from shared.runtime.service import Rpc, ServiceContext, ServiceSpec, Subscription
 
@@ -35,7 +39,7 @@ class QuizDeps:
 
 
 def build(ctx: ServiceContext, *, config: QuizConfig | None = None) -> ServiceSpec[QuizDeps]:
-    """quiz.* consumers, rpc.quiz.{status,leaderboard}, the sweeper (tests pass clock, rng)."""
+    """quiz.* consumers, rpc.quiz.{status,leaderboard,stop}, the sweeper (tests pass clock)."""
     config = config or QuizConfig()
 
     async def publish(event: Event) -> None:
@@ -48,6 +52,9 @@ def build(ctx: ServiceContext, *, config: QuizConfig | None = None) -> ServiceSp
 
     async def board(request: LeaderboardRequest) -> LeaderboardReply:
         return await answer_leaderboard(request, store=ctx.store)
+
+    async def stop(request: QuizStopRequest) -> QuizStopReply:
+        return await answer_stop(request, store=ctx.store, now=config.clock())
 
     async def on_kb(event: KbUpdated) -> None:
         await drop_removed_banks(ctx.store, event.removed_ids)
@@ -65,6 +72,7 @@ def build(ctx: ServiceContext, *, config: QuizConfig | None = None) -> ServiceSp
         rpc=[
             Rpc(QUIZ_STATUS_SUBJECT, QuizStatusRequest, status),
             Rpc(LEADERBOARD_SUBJECT, LeaderboardRequest, board),
+            Rpc(QUIZ_STOP_SUBJECT, QuizStopRequest, stop),
         ],
         background=[sweep],
         offline_plans=offline_plans(),

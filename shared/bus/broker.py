@@ -19,6 +19,7 @@ from nats.js.errors import APIError
 from shared.bus.envelope import Event
 from shared.bus.streams import stream_for_subject
 from shared.bus.subjects import ns_stream, ns_subject
+from shared.config import nats_servers
 from shared.errors import BadInputError, BusError, ConfigError
 
 log = logging.getLogger(__name__)
@@ -70,7 +71,7 @@ def build_broker(
     **options: Any,
 ) -> NatsBroker:
     """A NatsBroker that reconnects forever with jittered backoff; nothing connects yet."""
-    servers = [url] if isinstance(url, str) else list(url)
+    servers = nats_servers(url) if isinstance(url, str) else list(url)
     if not servers or not all(isinstance(s, str) and s.strip() for s in servers):
         raise ConfigError("NATS url must be a non-empty string (or list of them)")
     if not name or not name.strip():

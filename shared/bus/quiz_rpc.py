@@ -1,7 +1,7 @@
-"""Request/reply contract of the quiz service's read side (`rpc.quiz.status`, `.leaderboard`).
+"""Request/reply contracts of the quiz service (`rpc.quiz.status`, `.leaderboard`, `.stop`).
 
-The quiz service owns the week's topic, the quiz-active flag and the leaderboard; every
-surface asks it instead of re-deriving them from the store.
+The quiz service owns the week's topic, the quiz-active flag, the leaderboard and ending an
+attempt; every surface asks it instead of re-deriving them or writing the store itself.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ QUIZ_STATUS_SUBJECT = "rpc.quiz.status"
 """A user's week: QuizStatusRequest → QuizStatusReply."""
 LEADERBOARD_SUBJECT = "rpc.quiz.leaderboard"
 """The weekly and all-time top: LeaderboardRequest → LeaderboardReply."""
+QUIZ_STOP_SUBJECT = "rpc.quiz.stop"
+"""A user abandons the running quiz: QuizStopRequest → QuizStopReply."""
 
 _WEEK = r"^\d{4}-W(0[1-9]|[1-4]\d|5[0-3])$"
 
@@ -63,3 +65,20 @@ class LeaderboardReply(BaseModel):
     week: str
     weekly: list[LeaderboardRow] = Field(default_factory=list)
     all_time: list[LeaderboardRow] = Field(default_factory=list)
+
+
+class QuizStopRequest(BaseModel):
+    """Whose running quiz to end (the user's own: the surface sets the id it verified)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    user_id: str = Field(min_length=1, max_length=200)
+
+
+class QuizStopReply(BaseModel):
+    """Whether a running quiz was ended (answered questions keep their points)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    stopped: bool
+    attempt_id: str | None = None

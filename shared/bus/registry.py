@@ -12,13 +12,12 @@ from shared.bus.envelope import Event
 from shared.bus.events import EVENT_MODELS, DeadLetter
 from shared.bus.subjects import FAILED_PREFIX, strip_namespace
 from shared.errors import BadInputError
+from shared.validation import describe_validation
 
 REGISTRY: MappingProxyType[str, type[Event]] = MappingProxyType(
     {model.SUBJECT: model for model in EVENT_MODELS}
 )
 """Every fixed subject and its model; `failed.<subject>` maps to DeadLetter."""
-
-_MAX_ERRORS_SHOWN = 5
 
 
 def model_for_subject(subject: str) -> type[Event]:
@@ -28,18 +27,6 @@ def model_for_subject(subject: str) -> type[Event]:
     if subject.startswith(FAILED_PREFIX) and len(subject) > len(FAILED_PREFIX):
         return DeadLetter
     raise BadInputError(f"unknown event subject {subject!r}; known: {', '.join(sorted(REGISTRY))}")
-
-
-def describe_validation_error(exc: ValidationError) -> str:
-    """A short, value-free summary of a validation error (inputs may be large or private)."""
-    parts = []
-    for err in exc.errors(include_url=False, include_input=False)[:_MAX_ERRORS_SHOWN]:
-        loc = ".".join(str(p) for p in err["loc"]) or "<root>"
-        parts.append(f"{loc}: {err['msg']}")
-    more = exc.error_count() - _MAX_ERRORS_SHOWN
-    if more > 0:
-        parts.append(f"(+{more} more)")
-    return "; ".join(parts)
 
 
 def parse_event(subject: str, data: bytes, *, namespace: str = "") -> Event:
@@ -64,7 +51,7 @@ def parse_event(subject: str, data: bytes, *, namespace: str = "") -> Event:
         event = model.model_validate(raw)
     except ValidationError as exc:
         raise BadInputError(
-            f"{logical}: payload does not match {model.__name__}: {describe_validation_error(exc)}"
+            f"{logical}: payload does not match {model.__name__}: {describe_validation(exc)}"
         ) from None
     if isinstance(event, DeadLetter) and event.subject != logical:
         raise BadInputError(

@@ -27,7 +27,6 @@ from nats.errors import Error as NatsError
 from nats.errors import NoRespondersError
 from pydantic import BaseModel, ValidationError
 
-from shared.bus.registry import describe_validation_error
 from shared.bus.rpc_chunks import streamed_reply
 from shared.bus.subjects import RPC_PREFIX, check_async_handler, ns_subject, validate_subject
 from shared.errors import (
@@ -40,6 +39,7 @@ from shared.errors import (
     is_transient,
 )
 from shared.obs.rpc import observe_rpc_client, observe_rpc_server
+from shared.validation import describe_validation
 
 log = logging.getLogger(__name__)
 
@@ -124,7 +124,7 @@ class RpcServer[Req: BaseModel]:
         try:
             req = self._model.model_validate_json(data)
         except ValidationError as exc:
-            kind, message = "bad_input", f"{self.subject}: {describe_validation_error(exc)}"
+            kind, message = "bad_input", f"{self.subject}: {describe_validation(exc)}"
         else:
             try:
                 reply = await self._handler(req)
@@ -228,5 +228,5 @@ def _typed_reply[Resp: BaseModel](subject: str, reply: Any, response_model: type
         return response_model.model_validate_json(reply.data)
     except ValidationError as exc:
         raise PermanentError(
-            f"{subject}: reply is not a {response_model.__name__}: {describe_validation_error(exc)}"
+            f"{subject}: reply is not a {response_model.__name__}: {describe_validation(exc)}"
         ) from None

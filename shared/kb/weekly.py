@@ -17,26 +17,16 @@ Selection for (user, ISO week):
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Iterable
-from datetime import date
 
 from shared.kb.models import KbInputError, TopicLike
+from shared.weeks import ISO_WEEK_RE, iso_week
 
 RELEVANCE_WEIGHTS: dict[str, int] = {"core": 3, "standard": 2, "peripheral": 1, "exclude": 0}
 """How strongly each learning relevance is preferred in the hashed draw."""
 _DEFAULT_WEIGHT = RELEVANCE_WEIGHTS["standard"]
-_WEEK_RE = re.compile(r"^\d{4}-W(0[1-9]|[1-4]\d|5[0-3])$")
 
 __all__ = ["RELEVANCE_WEIGHTS", "iso_week", "weekly_topic"]
-
-
-def iso_week(day: date) -> str:
-    """The ISO week of a date (or datetime) as 'YYYY-Www', e.g. 2027-01-01 → '2026-W53'."""
-    if not isinstance(day, date):
-        raise KbInputError(f"iso_week needs a date, got {type(day).__name__}")
-    year, week, _ = day.isocalendar()
-    return f"{year:04d}-W{week:02d}"
 
 
 def _weight(topic: TopicLike) -> int:
@@ -54,7 +44,7 @@ def weekly_topic(
     """The topic id a user learns in an ISO week (curriculum, else weighted hash), or None."""
     if not isinstance(user_id, str) or not user_id.strip():
         raise KbInputError("weekly_topic needs a non-empty user_id")
-    if not isinstance(week, str) or not _WEEK_RE.fullmatch(week):
+    if not isinstance(week, str) or not ISO_WEEK_RE.fullmatch(week):
         raise KbInputError(f"week {week!r} is not an ISO week like '2026-W07'")
     weights: dict[str, int] = {}
     for topic in topics:

@@ -43,8 +43,12 @@ async def open_limiter(
     config: LimiterConfig | None = None,
     bucket: str = DEFAULT_BUCKET,
     connect_options: Mapping[str, Any] | None = None,
+    replicas: int = 1,
 ) -> Limiter | None:
-    """Build the limiter `Settings.limiter` asks for (None for "off"); close it with `aclose()`."""
+    """Build the limiter `Settings.limiter` asks for (None for "off"); close it with `aclose()`.
+
+    `replicas`: of the KV bucket when this call creates it (3 on a JetStream cluster).
+    """
     if mode == "off":
         return None
     if mode == "local":
@@ -53,6 +57,7 @@ async def open_limiter(
         if not nats_url:
             raise BadInputError("limiter mode 'nats' needs a NATS URL (NATS_URL)")
         return await NatsKvLimiter.connect(
-            nats_url, bucket=bucket, config=config, connect_options=connect_options
-        )
+            nats_url, bucket=bucket, config=config, connect_options=connect_options,
+            replicas=replicas,
+        )  # fmt: skip
     raise BadInputError(f"limiter mode must be 'nats', 'local' or 'off', got {mode!r}")

@@ -15,6 +15,7 @@ from nats.aio.client import Client
 from nats.js.api import StorageType
 from nats.js.kv import KeyValue
 
+from shared.config import nats_servers
 from shared.errors import BadInputError
 from shared.llm.limiter_base import FULL, Triple
 
@@ -49,7 +50,7 @@ async def open_connection(nats_url: str, *, connect_timeout_s: float, **options:
     nc = Client()
     connecting = asyncio.ensure_future(
         nc.connect(
-            nats_url,
+            nats_servers(nats_url),
             error_cb=on_error,
             connect_timeout=max(1, math.ceil(connect_timeout_s)),
             max_reconnect_attempts=-1,
@@ -78,7 +79,9 @@ async def open_connection(nats_url: str, *, connect_timeout_s: float, **options:
         erroring.cancel()
 
 
-async def bind_bucket(nc: Client, bucket: str, *, op_timeout_s: float) -> KeyValue:
+async def bind_bucket(
+    nc: Client, bucket: str, *, op_timeout_s: float, replicas: int = 1
+) -> KeyValue:
     """Bind the limiter's KV bucket, creating it (in memory, history 1) when missing."""
     js = nc.jetstream(timeout=op_timeout_s)
     try:
@@ -89,7 +92,7 @@ async def bind_bucket(nc: Client, bucket: str, *, op_timeout_s: float) -> KeyVal
         # Memory storage: the state is seconds of pacing, not data worth keeping; a
         # restarted server starts from full buckets, which the next retry-after corrects.
         return await js.create_key_value(
-            bucket=bucket, history=1, storage=StorageType.MEMORY, direct=True
+            bucket=bucket, history=1, storage=StorageType.MEMORY, direct=True, replicas=replicas
         )
     except nats.js.errors.BadRequestError:
         # Another process created it first, perhaps with other settings: use theirs.

@@ -69,6 +69,7 @@ class NatsKvLimiter(BaseLimiter):
         super().__init__(config)
         self.bucket = check_bucket(bucket)
         self._nats_url = nats_url
+        self.replicas = 1
         self._connect_options: dict[str, Any] = {}
         self._nc: Client | None = None
         self._owns_client = False
@@ -90,11 +91,13 @@ class NatsKvLimiter(BaseLimiter):
         bucket: str = DEFAULT_BUCKET,
         config: LimiterConfig | None = None,
         connect_options: Mapping[str, Any] | None = None,
+        replicas: int = 1,
     ) -> NatsKvLimiter:
         """Connect to NATS and bind (or create) the bucket; falls back to local if unreachable."""
         if not isinstance(nats_url, str) or not nats_url.strip():
             raise BadInputError("nats_url must be a non-empty string like nats://host:4222")
         limiter = cls(config=config, bucket=bucket, nats_url=nats_url)
+        limiter.replicas = replicas
         limiter._connect_options = dict(connect_options or {})  # credentials, inbox prefix
         try:
             limiter._nc = await limiter._open()
@@ -133,7 +136,9 @@ class NatsKvLimiter(BaseLimiter):
         )
 
     async def _bind(self, nc: Client) -> KeyValue:
-        return await bind_bucket(nc, self.bucket, op_timeout_s=self.config.kv_timeout_s)
+        return await bind_bucket(
+            nc, self.bucket, op_timeout_s=self.config.kv_timeout_s, replicas=self.replicas
+        )
 
     async def aclose(self) -> None:
         """Stop the watcher and background work; close the connection if we opened it."""

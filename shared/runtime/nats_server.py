@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -10,6 +11,7 @@ import socket
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx2
@@ -48,6 +50,44 @@ def port_free(port: int) -> bool:
     return True
 
 
+def free_port() -> int:
+    """A loopback TCP port nobody listens on right now (the kernel's pick)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass(frozen=True)
+class ClusterRoutes:
+    """One node's part of a loopback JetStream cluster: its route port and every peer's.
+
+    Routes authenticate with a shared secret: a process that could open a route would be
+    trusted by every node, past the client authorization.
+    """
+
+    name: str
+    server_name: str
+    route_port: int
+    peer_ports: tuple[int, ...]
+    user: str
+    password: str
+
+    def block(self) -> str:
+        """The `server_name` and `cluster {...}` config of this node."""
+        routes = [
+            f"nats-route://{self.user}:{self.password}@127.0.0.1:{port}" for port in self.peer_ports
+        ]
+        cluster = {
+            "name": self.name,
+            "listen": f"127.0.0.1:{self.route_port}",
+            "authorization": {"user": self.user, "password": self.password},
+            "routes": routes,
+            # Clients get the URLs they were given, never gossiped ones.
+            "no_advertise": True,
+        }
+        return f"server_name: {json.dumps(self.server_name)}\ncluster {json.dumps(cluster)}\n"
+
+
 def _die_with_parent() -> None:
     # Runs in the child between fork and exec: standard library only.
     import ctypes
@@ -66,8 +106,12 @@ class EmbeddedNatsServer:
         max_file_store: str | None = None,
         port: int | None = None,
         authorization: str | None = None,
+        cluster: ClusterRoutes | None = None,
     ) -> None:
         self.store_dir = Path(store_dir)
+        # Set for a node of a cluster: its client port is then fixed too (peers' clients and
+        # the state file name it), and /healthz waits until it is current with the meta leader.
+        self.cluster = cluster
         self.binary = binary
         # A port to reuse (clients of an earlier run reconnect to it); taken only if free.
         self.port = port
@@ -100,12 +144,16 @@ class EmbeddedNatsServer:
         for old in ports_dir.glob("*.ports"):
             old.unlink()
         port = self.port if self.port and port_free(self.port) else -1
+        if self.cluster is not None and not port_free(self.cluster.route_port):
+            raise NatsServerError(
+                f"route port {self.cluster.route_port} of {self.cluster.server_name} is taken"
+            )
         cmd = [
             str(binary), "-a", "127.0.0.1", "-p", str(port), "-m", "-1", "-js",
             "-sd", str(self.store_dir / "jetstream"), "-ports_file_dir", str(ports_dir),
             "-l", str(self.log_path),
         ]  # fmt: skip
-        if self.max_file_store or self.authorization:
+        if self.max_file_store or self.authorization or self.cluster:
             cmd += ["-c", str(self.write_config())]
         # Own process group so a Ctrl-C at the terminal reaches us first, not the server.
         self.proc = subprocess.Popen(
@@ -144,7 +192,7 @@ class EmbeddedNatsServer:
 
     def write_config(self) -> Path:
         """Write the config atomically, owner-only (it lists every user's public key)."""
-        parts = []
+        parts = [self.cluster.block()] if self.cluster else []
         if self.max_file_store:
             parts.append(f"jetstream {{\n  max_file_store: {self.max_file_store}\n}}\n")
         if self.authorization:
@@ -171,8 +219,6 @@ class EmbeddedNatsServer:
         return int(tail) if tail.isdigit() else None
 
     def _read_ports(self, ports_file: Path) -> bool:
-        import json
-
         try:
             ports = json.loads(ports_file.read_text())
         except (OSError, ValueError):
@@ -186,8 +232,11 @@ class EmbeddedNatsServer:
         return True
 
     def _healthy(self) -> bool:
+        # A cluster node is healthy once it is current with the JetStream meta leader (the
+        # cluster can create streams); a single node as soon as JetStream runs.
+        query = "" if self.cluster else "?js-enabled-only=true"
         try:
-            resp = httpx2.get(f"{self.monitor_url}/healthz?js-enabled-only=true", timeout=1.0)
+            resp = httpx2.get(f"{self.monitor_url}/healthz{query}", timeout=1.0)
         except httpx2.HTTPError:
             return False
         return resp.status_code == 200

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import httpx2
 
@@ -20,19 +20,27 @@ def connections(monitor_url: str, *, timeout: float = 2.0) -> list[dict[str, obj
     return [c for c in conns if isinstance(c, dict)]
 
 
+def service_of(instance: str) -> str:
+    """The service an instance belongs to: `r42.2` → `r42` (names never contain '.')."""
+    return instance.partition(".")[0]
+
+
 def ready_services(
-    monitor_url: str, users: Mapping[str, NatsUser], names: list[str]
+    monitor_urls: str | Sequence[str], users: Mapping[str, NatsUser], names: list[str]
 ) -> dict[str, bool]:
-    """name → whether its bus connection is up, as its own user, with its rpc subjects bound.
+    """instance → whether its bus connection is up, as its service's user, with its rpc
+    subjects bound; a cluster's connections are gathered from every node.
 
     A service the runtime has no grants for (a custom `name=module`) counts as ready once
     it runs: there is nothing to check it against.
     """
-    conns = connections(monitor_url)
+    urls = [monitor_urls] if isinstance(monitor_urls, str) else list(monitor_urls)
+    conns = [c for url in urls for c in connections(url)]
     result: dict[str, bool] = {}
     for name in names:
-        user = users.get(name)
-        grants = SERVICE_GRANTS.get(name)
+        service = service_of(name)
+        user = users.get(service)
+        grants = SERVICE_GRANTS.get(service)
         if user is None or grants is None:
             result[name] = True
             continue
@@ -40,7 +48,7 @@ def ready_services(
             c.get("name") == f"r42-{name}"
             and c.get("authorized_user") == user.public_key
             and int(str(c.get("subscriptions") or 0)) > 0
-            and set(READY_SUBJECTS.get(name, ())) <= set(_subjects(c))
+            and set(READY_SUBJECTS.get(service, ())) <= set(_subjects(c))
             for c in conns
         )
     return result

@@ -15,7 +15,6 @@ One convention for every service (gateway, extractor, content, quiz, r42, teleme
 
 `python -m services.<name>` calls `service_main(name, build=build)`. Tests start the same
 service in-process with `start_service(name, build=build, settings=..., namespace=...)`.
-The `register` / `on_started` hooks remain only for the Teams surface until it adopts `build`.
 """
 
 from __future__ import annotations
@@ -49,6 +48,7 @@ from shared.store import Store, open_store
 
 if TYPE_CHECKING:
     from shared.bus import BusTelemetrySink, Event
+    from shared.obs.host import Observability
 
 log = logging.getLogger(__name__)
 
@@ -118,8 +118,8 @@ class ServiceContext:
     llm: LLMRuntime | None = None
     spec: ServiceSpec[Any] | None = None
     closers: list[Closer] = field(default_factory=list)
-    # What the host runs for the service (its observability, "obs"), and legacy hooks' objects.
-    extras: dict[str, Any] = field(default_factory=dict)
+    # The service's /metrics, /healthz and /readyz server and tracing (set by the host).
+    obs: Observability | None = None
 
     async def publish(self, event: Event) -> None:
         """Publish an event in this service's bus namespace (JetStream ack awaited)."""
@@ -129,7 +129,6 @@ class ServiceContext:
 
 
 Build = Callable[[ServiceContext], ServiceSpec[Any]]
-Register = Callable[[ServiceContext], Awaitable[None]]
 
 
 def resolve_nats_url(settings: Settings) -> str:
@@ -228,9 +227,7 @@ def _subscribe(ctx: ServiceContext, spec: ServiceSpec[Any]) -> None:
 async def start_service(
     name: str,
     *,
-    build: Build | None = None,
-    register: Register | None = None,
-    on_started: Register | None = None,
+    build: Build,
     settings: Settings | None = None,
     namespace: str = "",
 ) -> ServiceContext:
@@ -240,22 +237,12 @@ async def start_service(
     plans and telemetry sink) belongs to the tasks started here, so services sharing a
     process never answer with each other's plans.
     """
-    if (build is None) == (register is None):
-        raise ConfigError("start_service needs either build or register")
-    starting = _start(name, build=build, register=register, on_started=on_started,
-                      settings=settings or build_settings(), namespace=namespace)  # fmt: skip
+    starting = _start(name, build=build, settings=settings or build_settings(),
+                      namespace=namespace)  # fmt: skip
     return await asyncio.create_task(starting, context=contextvars.copy_context())
 
 
-async def _start(
-    name: str,
-    *,
-    build: Build | None,
-    register: Register | None,
-    on_started: Register | None,
-    settings: Settings,
-    namespace: str,
-) -> ServiceContext:
+async def _start(name: str, *, build: Build, settings: Settings, namespace: str) -> ServiceContext:
     from shared.bus import BusTelemetrySink, build_broker, start_broker
     from shared.obs.host import prepare_obs
     from shared.runtime.session import client_auth
@@ -263,7 +250,9 @@ async def _start(
     url = resolve_nats_url(settings)
     obs = prepare_obs(name, settings)  # metrics, tracing; /metrics, /healthz, /readyz below
     auth = client_auth(settings, user=name)  # its own NATS user, handed over by `r42 up`
-    broker = build_broker(url, name=f"r42-{name}", middlewares=obs.middlewares, auth=auth)
+    # A replica names its connection after its instance (`r42-r42.2`): readiness tells them apart.
+    conn_name = f"r42-{obs.settings.instance or name}"
+    broker = build_broker(url, name=conn_name, middlewares=obs.middlewares, auth=auth)
     store = await open_store(settings.store_url)
     ctx: ServiceContext | None = None
     try:
@@ -273,30 +262,24 @@ async def _start(
             connect_options=auth.options() if auth else None,
             config=LimiterConfig.model_validate(settings.limits) if settings.limits else None,
             bucket=settings.limiter_bucket,
+            replicas=settings.nats_replicas,
         ))  # fmt: skip
         sink = BusTelemetrySink(broker, actor=name, namespace=namespace)
         ctx = ServiceContext(
             name=name, settings=settings, broker=broker, store=store, nats_url=url,
-            telemetry=sink, namespace=namespace, limiter=limiter,
+            telemetry=sink, namespace=namespace, limiter=limiter, obs=obs,
         )  # fmt: skip
-        ctx.extras["obs"] = obs
         await obs.start(broker=broker, store=store)
-        ctx.spec = build(ctx) if build is not None else None
+        spec = ctx.spec = build(ctx)
         ctx.llm = configure_llm(
             settings, sink=obs.observe_sink(sink), limiter=limiter,
-            offline_plans=_offline_plans(settings, ctx.spec),
+            offline_plans=_offline_plans(settings, spec),
         )  # fmt: skip
         use_runtime(ctx.llm)
-        if ctx.spec is not None:
-            ctx.closers.extend(ctx.spec.closers)
-            _subscribe(ctx, ctx.spec)
-        elif register is not None:
-            await register(ctx)
-        await start_broker(broker, namespace=namespace)
-        if ctx.spec is not None:
-            await _serve(ctx, ctx.spec)
-        elif on_started is not None:
-            await on_started(ctx)
+        ctx.closers.extend(spec.closers)
+        _subscribe(ctx, spec)
+        await start_broker(broker, namespace=namespace, replicas=settings.nats_replicas)
+        await _serve(ctx, spec)
         obs.mark_started()
     except BaseException:
         if ctx is not None:
@@ -352,29 +335,19 @@ async def stop_service(ctx: ServiceContext) -> None:
         with contextlib.suppress(Exception):
             await ctx.llm.aclose()  # close the HTTP pool on this loop, before it ends
     reset_llm()
-    obs = ctx.extras.get("obs")
-    if obs is not None:
-        await obs.aclose()
+    if ctx.obs is not None:
+        await ctx.obs.aclose()
 
 
 async def serve_until_stopped(
-    name: str,
-    *,
-    build: Build | None = None,
-    register: Register | None = None,
-    on_started: Register | None = None,
-    settings: Settings | None = None,
-    namespace: str = "",
+    name: str, *, build: Build, settings: Settings | None = None, namespace: str = ""
 ) -> None:
     """Run a service until SIGTERM / SIGINT, then stop it cleanly."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    ctx = await start_service(
-        name, build=build, register=register, on_started=on_started, settings=settings,
-        namespace=namespace,
-    )  # fmt: skip
+    ctx = await start_service(name, build=build, settings=settings, namespace=namespace)
     try:
         await stop.wait()
     finally:
@@ -382,14 +355,7 @@ async def serve_until_stopped(
         await stop_service(ctx)
 
 
-def service_main(
-    name: str,
-    *,
-    build: Build | None = None,
-    register: Register | None = None,
-    on_started: Register | None = None,
-    namespace: str = "",
-) -> None:
+def service_main(name: str, *, build: Build, namespace: str = "") -> None:
     """Entry point of `python -m services.<name>`: logging, then serve until stopped."""
     try:
         settings = build_settings()
@@ -403,10 +369,7 @@ def service_main(
         format=f"%(asctime)s %(levelname)s [{name}] %(name)s: %(message)s",
     )
     try:
-        serving = serve_until_stopped(
-            name, build=build, register=register, on_started=on_started,
-            settings=settings, namespace=namespace,
-        )  # fmt: skip
+        serving = serve_until_stopped(name, build=build, settings=settings, namespace=namespace)
         asyncio.run(serving)
     except R42Error as exc:
         # A clear one-line reason for the supervisor's log instead of a traceback.

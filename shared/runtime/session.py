@@ -11,9 +11,10 @@ from pathlib import Path
 import nats
 from nats.aio.client import Client as NatsClient
 from nats.errors import Error as NatsError
+from nats.js.api import ObjectStoreConfig
 
 from shared.bus.broker import NatsAuth
-from shared.config import Settings, redact_url
+from shared.config import Settings, nats_servers, redact_url
 from shared.errors import BusError, ConfigError, R42Error
 from shared.runtime.nats_auth import (
     SOURCES_BUCKET,
@@ -22,9 +23,10 @@ from shared.runtime.nats_auth import (
     authorization_block,
     inbox_prefix,
 )
-from shared.runtime.nats_server import EmbeddedNatsServer, NatsServerError
+from shared.runtime.nodes import NatsNodes, check_cluster_size
 from shared.runtime.readiness import ready_services
 from shared.runtime.state import (
+    NatsNodeState,
     RuntimeLock,
     RuntimeState,
     read_state,
@@ -34,12 +36,11 @@ from shared.runtime.state import (
 )
 from shared.runtime.supervisor import (
     RestartPolicy,
-    RestartTracker,
     ServiceSpec,
     Supervisor,
     SupervisorEvent,
-    describe_exit,
     log_tail,
+    replicate,
 )
 
 log = logging.getLogger(__name__)
@@ -88,7 +89,8 @@ async def connect_nats(
         # max_reconnect_attempts=1: with 0, nats-py's server selection retries forever.
         return await asyncio.wait_for(
             nats.connect(
-                url, name=name, connect_timeout=int(max(1, timeout)), allow_reconnect=False,
+                nats_servers(url), name=name, connect_timeout=int(max(1, timeout)),
+                allow_reconnect=False,
                 max_reconnect_attempts=1, reconnect_time_wait=0.2, error_cb=remember,
                 **(auth.options() if auth else {}),
             ),
@@ -151,24 +153,27 @@ class EmbeddedRuntime:
         policy: RestartPolicy | None = None,
         on_event: Callable[[SupervisorEvent], None] | None = None,
         store_url: str | None = None,
+        cluster: int = 1,
+        replicas: int = 1,
     ) -> None:
         self.data_dir = Path(data_dir).expanduser().resolve()
         self.store_url = store_url
-        self.services = tuple(services)
+        self.cluster = check_cluster_size(cluster)
+        if nats_url and cluster > 1:
+            raise ConfigError("--cluster starts embedded nodes; it cannot be used with NATS_URL")
+        self.services = replicate(services, replicas)
         self.external_url = nats_url
         self.env = dict(os.environ if env is None else env)
         self.policy = policy
         self.on_event = on_event
-        self.server: EmbeddedNatsServer | None = None
+        self.nats: NatsNodes | None = None
         self.supervisor: Supervisor | None = None
         self.state: RuntimeState | None = None
         self.stream_actions: dict[str, str] | None = None
         self.notes: list[str] = []
         self.users: dict[str, NatsUser] = {}
-        self.nats_restarts = 0
         self._lock: RuntimeLock | None = None
         self._stopping = False
-        self._nats_task: asyncio.Task[None] | None = None
 
     @property
     def logs_dir(self) -> Path:
@@ -177,7 +182,7 @@ class EmbeddedRuntime:
 
     @property
     def nats_store(self) -> Path:
-        """The embedded nats-server's directory (JetStream store, ports file, log)."""
+        """The embedded nats-server's directory (JetStream store, ports file, log, users)."""
         return self.data_dir / "nats"
 
     @property
@@ -186,9 +191,9 @@ class EmbeddedRuntime:
         return self.nats_store / "users"
 
     @property
-    def port_file(self) -> Path:
-        """The client port of the last run: reused so clients of that run find us again."""
-        return self.nats_store / "port"
+    def stream_replicas(self) -> int:
+        """Replicas of every stream and bucket: 1 on one node, 3 on a cluster."""
+        return self.nats.replicas if self.nats is not None else 1
 
     async def start(self) -> RuntimeState:
         """Lock the data dir, start or check NATS, ensure streams, write state, start services."""
@@ -219,26 +224,30 @@ class EmbeddedRuntime:
         if self.external_url:
             url = self.external_url
         else:
-            url = await self._start_server()
+            self.nats = NatsNodes(
+                self.nats_store, size=self.cluster, authorization=self._authorization,
+                on_event=self._on_event, policy=self.policy,
+            )  # fmt: skip
+            await self.nats.start()
+            self.notes.extend(self.nats.notes)
+            url = self.nats.url
             # Only our own server: an external cluster's streams (replicas, limits) belong to
             # its operators, and the services ensure what they need when they connect.
             self.stream_actions = await self._ensure_streams(url)
-        proc = self.server.proc if self.server else None
         self.state = RuntimeState(
-            pid=os.getpid(),
-            data_dir=str(self.data_dir),
-            nats_url=url,
-            nats_monitor_url=self.server.monitor_url if self.server else None,
-            nats_pid=proc.pid if proc else None,
-            nats_store=str(self.nats_store) if self.server else None,
-            logs_dir=str(self.logs_dir),
-            nats_auth=self.server is not None,
-            users_dir=str(self.users_dir) if self.server else None,
-        )
+            pid=os.getpid(), data_dir=str(self.data_dir), nats_url=url,
+            logs_dir=str(self.logs_dir), nats_auth=self.nats is not None,
+            users_dir=str(self.users_dir) if self.nats else None,
+            nats_store=str(self.nats_store) if self.nats else None,
+            stream_replicas=self.stream_replicas,
+        )  # fmt: skip
+        self._refresh_nodes()
         write_state(self.data_dir, self.state)
-        drop = {"R42_NATS_URL", *(_CREDS_ENV if self.server else ())}
+        drop = {"R42_NATS_URL", *(_CREDS_ENV if self.nats else ())}
         env = {k: v for k, v in self.env.items() if k not in drop}
         env.update(NATS_URL=url, R42_DATA_DIR=str(self.data_dir))
+        if self.nats is not None:
+            env["R42_NATS_REPLICAS"] = str(self.stream_replicas)
         service_env = {
             name: {
                 "NATS_NKEY_SEED": str(user.seed_file),
@@ -252,89 +261,47 @@ class EmbeddedRuntime:
             on_event=self._on_event, service_env=service_env,
         )  # fmt: skip
         await self.supervisor.start()
-        if self.server is not None:
-            self._nats_task = asyncio.create_task(self._supervise_nats(), name="nats-server")
+        if self.nats is not None:
+            self.nats.supervise()
         self._save()
 
     def _authorization(self) -> str:
         # Re-read on every (re)start: `r42 creds` may have added clients meanwhile.
-        users = all_users(self.users_dir, [spec.name for spec in self.services])
+        names = list(dict.fromkeys(spec.name for spec in self.services))
+        users = all_users(self.users_dir, names)
         self.users = {u.name: u for u in users}
         return authorization_block(users)
 
-    def _last_port(self) -> int | None:
-        try:
-            text = self.port_file.read_text().strip()
-        except OSError:
-            return None
-        return int(text) if text.isdigit() and 0 < int(text) < 65536 else None
-
-    async def _start_server(self, *, port: int | None = None) -> str:
-        self.nats_store.mkdir(parents=True, exist_ok=True)
-        server = EmbeddedNatsServer(
-            self.nats_store, port=port or self._last_port(), authorization=self._authorization()
-        )
-        self.server = server
-        # Spawned on this (the main) thread: the server's parent-death signal is tied to the
-        # thread that forked it, and a worker thread may end long before `r42 up` does.
-        server.spawn(die_with_parent=True)
-        await asyncio.to_thread(server.wait_healthy)
-        if server.port_number:
-            self.port_file.write_text(f"{server.port_number}\n")
-        return server.url
-
-    async def _supervise_nats(self) -> None:
-        """Restart a nats-server that died, on the same port and store, under the policy."""
-        tracker = RestartTracker(self.policy or RestartPolicy())
-        while not self._stopping and self.server is not None:
-            server = self.server
-            proc = server.proc
-            if proc is None:
-                return
-            started = asyncio.get_running_loop().time()
-            code = await asyncio.to_thread(proc.wait)
-            if self._stopping:
-                return
-            uptime = asyncio.get_running_loop().time() - started
-            tail = log_tail(server.log_path, lines=1)
-            self._emit_nats("exited", proc.pid, f"{describe_exit(code)} after {uptime:.1f} s"
-                            + (f": {tail[-1]}" if tail else ""))  # fmt: skip
-            delay = tracker.on_exit(uptime)
-            if delay is None:
-                self._emit_nats("gave_up", None, f"{tracker.reason}; not restarting it")
-                return
-            self._emit_nats("restarting", None, f"in {delay:g} s", delay=delay)
-            await asyncio.sleep(delay)
-            if self._stopping:
-                return
-            try:
-                url = await self._start_server(port=server.port_number)
-            except (NatsServerError, ConfigError, OSError) as exc:
-                self._emit_nats("exited", None, f"restart failed: {exc}")
-                continue
-            self.nats_restarts += 1
-            new_proc = self.server.proc if self.server else None
-            if self.state is not None:
-                if url != self.state.nats_url:
-                    self.notes.append(f"nats-server came back on a new port: {url}")
-                self.state.nats_url = url
-                self.state.nats_pid = new_proc.pid if new_proc else None
-                self.state.nats_monitor_url = self.server.monitor_url if self.server else None
-            self._emit_nats("started", new_proc.pid if new_proc else None, url)
-
-    def _emit_nats(
-        self, kind: str, pid: int | None, message: str, *, delay: float | None = None
-    ) -> None:
-        event = SupervisorEvent("nats", kind, pid=pid, message=message, delay_s=delay)  # type: ignore[arg-type]
-        self._on_event(event)
+    def _refresh_nodes(self) -> None:
+        """Copy each node's pid and URLs into the state (a restarted node has a new pid)."""
+        if self.state is None or self.nats is None:
+            return
+        nodes = [
+            NatsNodeState(
+                name=node.name,
+                pid=self.nats.pid_of(node.index),
+                url=node.server.url,
+                monitor_url=node.server.monitor_url,
+                store=str(node.store),
+            )
+            for node in self.nats.nodes
+        ]
+        self.state.nats_nodes = nodes
+        first = nodes[0] if nodes else None
+        self.state.nats_pid = first.pid if first else None
+        self.state.nats_monitor_url = first.monitor_url if first else None
+        url = self.nats.url
+        if url and url != self.state.nats_url:
+            self.notes.append(f"NATS came back on new ports: {url}")
+            self.state.nats_url = url
 
     def readiness(self) -> dict[str, bool]:
         """name → whether the service answers on the bus (see shared.runtime.readiness)."""
-        names = [spec.name for spec in self.services]
-        if self.server is None or not self.server.monitor_url:
+        names = [spec.instance for spec in self.services]
+        if self.nats is None or not self.nats.monitor_urls:
             return dict.fromkeys(names, True)  # external NATS: nothing of ours to ask
         pids = self.supervisor.pids if self.supervisor else {}
-        ready = ready_services(self.server.monitor_url, self.users, names)
+        ready = ready_services(self.nats.monitor_urls, self.users, names)
         return {name: ready[name] and name in pids for name in names}
 
     async def wait_ready(self, *, timeout: float = 60.0) -> dict[str, bool]:  # noqa: ASYNC109
@@ -368,23 +335,27 @@ class EmbeddedRuntime:
         auth = NatsAuth(runtime.seed_file, runtime.inbox_prefix) if runtime else None
         nc = await connect_nats(url, timeout=5.0, name="r42-up", auth=auth)
         try:
-            actions: dict[str, str] = dict(await ensure_streams(nc.jetstream()))
+            replicas = self.stream_replicas
+            js = nc.jetstream()
+            actions: dict[str, str] = dict(await ensure_streams(js, replicas=replicas))
             # The bucket uploaders put source files into (`r42 creds NAME --role uploader`).
-            await nc.jetstream().create_object_store(SOURCES_BUCKET)
+            await js.create_object_store(SOURCES_BUCKET, ObjectStoreConfig(replicas=replicas))
             return actions
         finally:
             await nc.close()
 
     def add_client_reload(self) -> None:
         """Re-read the users (a new `r42 creds` client) and reload the running server."""
-        if self.server is not None:
-            self.server.reload(self._authorization())
+        if self.nats is not None:
+            self.nats.reload()
 
     def _save(self) -> None:
         if self.state is None or self.supervisor is None:
             return
+        self._refresh_nodes()
         self.state.services = self.supervisor.pids
-        self.state.restarts = {**self.supervisor.restarts, "nats": self.nats_restarts}
+        nats = self.nats.restarts if self.nats else {}
+        self.state.restarts = {**self.supervisor.restarts, **nats}
         try:
             write_state(self.data_dir, self.state)
         except OSError as exc:
@@ -407,11 +378,9 @@ class EmbeddedRuntime:
         if self.supervisor is not None:
             await self.supervisor.stop()
             self.supervisor = None
-        server, self.server = self.server, None
-        if server is not None:
-            await asyncio.to_thread(server.stop)
-        if self._nats_task is not None:
-            await asyncio.gather(self._nats_task, return_exceptions=True)
+        nodes, self.nats = self.nats, None
+        if nodes is not None:
+            await nodes.stop()
         lock, self._lock = self._lock, None
         if lock is not None:
             remove_state(self.data_dir, owner_pid=os.getpid())

@@ -27,6 +27,16 @@ class RuntimeBusyError(PermanentError):
     """Another `r42 up` already runs on this data dir."""
 
 
+class NatsNodeState(BaseModel):
+    """One embedded nats-server: `nats` alone, `nats-1`… in a cluster."""
+
+    name: str
+    pid: int | None = Field(default=None, description="None while it restarts")
+    url: str
+    monitor_url: str | None = None
+    store: str
+
+
 class RuntimeState(BaseModel):
     """What a running `r42 up` publishes about itself in data_dir/runtime.json."""
 
@@ -44,6 +54,10 @@ class RuntimeState(BaseModel):
     logs_dir: str | None = None
     nats_auth: bool = Field(default=False, description="The embedded server requires nkey users")
     users_dir: str | None = None
+    nats_nodes: list[NatsNodeState] = Field(
+        default_factory=list, description="Every embedded node; nats_url lists their URLs"
+    )
+    stream_replicas: int = Field(default=1, description="Replicas of each stream and bucket")
 
 
 def state_path(data_dir: Path) -> Path:
@@ -179,11 +193,14 @@ def reap_stale(state: RuntimeState) -> list[str]:
     if not sys.platform.startswith("linux"):
         return []
     stopped: list[str] = []
-    if state.nats_pid and state.nats_store:
-        cmd = _cmdline(state.nats_pid)
-        if cmd and Path(cmd[0]).name == "nats-server" and any(state.nats_store in a for a in cmd):
-            _terminate(state.nats_pid, group=False)
-            stopped.append(f"nats-server (pid {state.nats_pid})")
+    nodes = [(n.pid, n.store) for n in state.nats_nodes]
+    if not nodes and state.nats_store:
+        nodes = [(state.nats_pid, state.nats_store)]
+    for pid, store in nodes:
+        cmd = _cmdline(pid) if pid else None
+        if pid and cmd and Path(cmd[0]).name == "nats-server" and any(store in a for a in cmd):
+            _terminate(pid, group=False)
+            stopped.append(f"nats-server (pid {pid})")
     for name, pid in state.services.items():
         cmd = _cmdline(pid)
         if cmd and LAUNCH_MODULE in cmd:

@@ -27,15 +27,26 @@ log = logging.getLogger(__name__)
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
 _MODULE_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 LOG_ROTATE_BYTES = 10 * 1024 * 1024
+MAX_REPLICAS = 8
 
 
 @dataclass(frozen=True)
 class ServiceSpec:
-    """One supervised service: `python -m module *args`, logging to logs/<name>.log."""
+    """One supervised process: `python -m module *args`, logging to logs/<instance>.log.
+
+    `replica` numbers the copies of a service run side by side (0: the only one); they share
+    the service's NATS user, durable consumers and queue groups.
+    """
 
     name: str
     module: str
     args: tuple[str, ...] = ()
+    replica: int = 0
+
+    @property
+    def instance(self) -> str:
+        """`name` alone, or `name.<replica>` for one of several copies."""
+        return self.name if self.replica == 0 else f"{self.name}.{self.replica}"
 
     def __post_init__(self) -> None:
         if not _NAME_RE.fullmatch(self.name):
@@ -46,6 +57,30 @@ class ServiceSpec:
             raise ConfigError(f"service {self.name}: {self.module!r} is not a module path")
         if not all(isinstance(a, str) for a in self.args):
             raise ConfigError(f"service {self.name}: args must be strings")
+        if not 0 <= self.replica <= MAX_REPLICAS:
+            raise ConfigError(f"service {self.name}: replica must be 0..{MAX_REPLICAS}")
+
+
+SINGLE_REPLICA = frozenset({"gateway", "gateway-teams"})
+"""Services that run once whatever `--replicas` says: the gateway listens on a fixed HTTP
+port (Slack HTTP mode, the Teams messaging endpoint) and holds the Slack Socket Mode
+session, so a second copy on the same machine would fail to bind or split Slack's events."""
+
+
+def replicate(specs: Sequence[ServiceSpec], replicas: int) -> tuple[ServiceSpec, ...]:
+    """`replicas` copies of each spec (numbered 1..N), one of those in SINGLE_REPLICA."""
+    if not 1 <= replicas <= MAX_REPLICAS:
+        raise ConfigError(f"--replicas must be between 1 and {MAX_REPLICAS}")
+    if replicas == 1:
+        return tuple(specs)
+    out: list[ServiceSpec] = []
+    for spec in specs:
+        if spec.name in SINGLE_REPLICA:
+            out.append(spec)
+            continue
+        out += [ServiceSpec(spec.name, spec.module, spec.args, replica=i)
+                for i in range(1, replicas + 1)]  # fmt: skip
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -183,7 +218,7 @@ class Supervisor:
         on_event: Callable[[SupervisorEvent], None] | None = None,
         service_env: Mapping[str, Mapping[str, str]] | None = None,
     ) -> None:
-        names = [s.name for s in specs]
+        names = [s.instance for s in specs]
         if len(set(names)) != len(names):
             raise ConfigError(f"duplicate service names: {names}")
         self.log_dir = Path(log_dir)
@@ -194,12 +229,12 @@ class Supervisor:
         self.python = python or sys.executable
         self.on_event = on_event
         self.events: deque[SupervisorEvent] = deque(maxlen=1000)
-        self._children = {s.name: _Child(s) for s in specs}
+        self._children = {s.instance: _Child(s) for s in specs}
         self._stopping = asyncio.Event()
 
     @property
     def pids(self) -> dict[str, int]:
-        """Live children by service name."""
+        """Live children by instance (the service name when it runs once)."""
         return {
             name: c.proc.pid
             for name, c in self._children.items()
@@ -208,11 +243,11 @@ class Supervisor:
 
     @property
     def restarts(self) -> dict[str, int]:
-        """How often each service was restarted."""
+        """How often each instance was restarted."""
         return {name: max(0, c.starts - 1) for name, c in self._children.items()}
 
     def log_path(self, name: str) -> Path:
-        """The log file a service's stdout and stderr go to."""
+        """The log file an instance's stdout and stderr go to."""
         return self.log_dir / f"{name}.log"
 
     async def start(self) -> None:
@@ -220,7 +255,7 @@ class Supervisor:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         for child in self._children.values():
             spawned = asyncio.get_running_loop().create_future()
-            child.task = asyncio.create_task(self._run(child, spawned), name=child.spec.name)
+            child.task = asyncio.create_task(self._run(child, spawned), name=child.spec.instance)
             await spawned
 
     async def wait(self) -> None:
@@ -252,7 +287,8 @@ class Supervisor:
         for child in self._children.values():
             if self._signal(child, signal.SIGKILL):
                 pid = child.proc.pid if child.proc else None
-                self._emit(SupervisorEvent(child.spec.name, "killed", pid=pid, message="SIGKILL"))
+                event = SupervisorEvent(child.spec.instance, "killed", pid=pid, message="SIGKILL")
+                self._emit(event)
 
     def _signal(self, child: _Child, sig: signal.Signals) -> bool:
         proc = child.proc
@@ -278,7 +314,7 @@ class Supervisor:
 
     async def _spawn(self, child: _Child) -> asyncio.subprocess.Process:
         spec = child.spec
-        path = self.log_path(spec.name)
+        path = self.log_path(spec.instance)
         if path.exists() and path.stat().st_size > LOG_ROTATE_BYTES:
             path.replace(path.with_suffix(".log.1"))
         env = {
@@ -288,6 +324,11 @@ class Supervisor:
             "R42_SERVICE_NAME": spec.name,
             "PYTHONUNBUFFERED": "1",
         }
+        if spec.replica:
+            # Names its status file, metrics and bus connection apart from its siblings'.
+            env["R42_INSTANCE"] = spec.instance
+        else:
+            env.pop("R42_INSTANCE", None)
         cmd = [self.python, "-m", LAUNCH_MODULE, spec.module, *spec.args]
         with path.open("ab") as logfile:
             stamp = datetime.now(UTC).isoformat(timespec="seconds")
@@ -305,7 +346,7 @@ class Supervisor:
             )
 
     async def _run(self, child: _Child, spawned: asyncio.Future[None]) -> None:
-        name = child.spec.name
+        name = child.spec.instance
         tracker = RestartTracker(self.policy)
         try:
             while not self._stopping.is_set():

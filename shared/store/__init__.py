@@ -11,8 +11,9 @@ The quiz-active flag is the user's active attempt (`quiz_attempts.get_active_att
 which expires after the attempt's idle timeout.
 
 Service state has typed repositories (proposals, turns, feedback, upload_messages,
-merge_progress, idempotency, custom_topics, flags, locks); `settings` remains only for
-callers not yet moved, and migration 6 moved its recognised rows into those collections.
+merge_progress, idempotency, custom_topics, flags, locks, held_changes, handbook_trees,
+kb_version, current_sources, conversation_refs); migrations 6, 8 and 9 moved the rows of
+the old key/value `settings` table into them, and 9 dropped it.
 Provenance: `KbChanges.assertions` records which source chunks assert what in the same
 write as the change; `provenance.retract` and `provenance.unasserted` find what no source
 asserts; `curation` marks admin-set fields; `apply_kb_changes(..., undo=UndoLabel(...))`
@@ -87,6 +88,7 @@ from shared.store.models_provenance import (
     UndoLabel,
     undo_changes,
 )
+from shared.store.models_records import ConversationRef, HandbookTree, HeldChange
 from shared.store.models_state import (
     PROPOSAL_STATUSES,
     TURN_RETENTION,
@@ -115,7 +117,6 @@ from shared.store.protocols import (
     QuizBankRepository,
     RelationRepository,
     ScoreRepository,
-    SettingsRepository,
     SourceRepository,
     SourceTextRepository,
     Store,
@@ -129,6 +130,13 @@ from shared.store.protocols_provenance import (
     ChangeLogRepository,
     CurationRepository,
     ProvenanceRepository,
+)
+from shared.store.protocols_records import (
+    ConversationRefRepository,
+    CurrentSourceRepository,
+    HandbookTreeRepository,
+    HeldChangeRepository,
+    KbVersionRepository,
 )
 from shared.store.protocols_state import (
     CustomTopicRepository,
@@ -168,9 +176,12 @@ __all__ = [
     "Content",
     "ContentKind",
     "ContentRepository",
+    "ConversationRef",
+    "ConversationRefRepository",
     "CuratedField",
     "CurationMark",
     "CurationRepository",
+    "CurrentSourceRepository",
     "CurriculumEntry",
     "CurriculumRepository",
     "CustomTopic",
@@ -185,6 +196,10 @@ __all__ = [
     "FlagRepository",
     "HandbookSyncRepository",
     "HandbookSyncState",
+    "HandbookTree",
+    "HandbookTreeRepository",
+    "HeldChange",
+    "HeldChangeRepository",
     "HeldChunk",
     "IdempotencyRecord",
     "IdempotencyRepository",
@@ -193,6 +208,7 @@ __all__ = [
     "KbChangeResult",
     "KbChanges",
     "KbStats",
+    "KbVersionRepository",
     "LLMCallRecord",
     "LeaderboardEntry",
     "LearningRelevance",
@@ -221,7 +237,6 @@ __all__ = [
     "RowProblem",
     "Score",
     "ScoreRepository",
-    "SettingsRepository",
     "Source",
     "SourceRepository",
     "SourceStatus",

@@ -1,8 +1,10 @@
-"""Field types shared by the store models: topic ids, UTC timestamps, ISO weeks."""
+"""Field types shared by the store models: topic ids, UTC timestamps, ISO weeks.
+
+`iso_week` and `describe_validation` are shared.weeks' and shared.validation's (re-exported).
+"""
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from datetime import UTC, datetime, timedelta
@@ -11,11 +13,11 @@ from typing import Annotated, Any, TypeVar
 from pydantic import AfterValidator, BaseModel, StringConstraints, ValidationError
 
 from shared.errors import BadInputError
+from shared.validation import KEBAB_ID_PATTERN, describe_validation
+from shared.weeks import ISO_WEEK_RE, iso_week
 
-TOPIC_ID_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+TOPIC_ID_PATTERN = KEBAB_ID_PATTERN
 TOPIC_ID_RE = re.compile(TOPIC_ID_PATTERN)
-_KEBAB_HINT = "is not a lowercase kebab-case id (letters a-z, digits, single hyphens)"
-ISO_WEEK_RE = re.compile(r"^\d{4}-W(0[1-9]|[1-4]\d|5[0-3])$")
 
 
 def normalise_time(value: datetime) -> datetime:
@@ -29,12 +31,6 @@ def normalise_time(value: datetime) -> datetime:
 def utcnow() -> datetime:
     """The current time as the store keeps it (UTC, millisecond precision)."""
     return normalise_time(datetime.now(UTC))
-
-
-def iso_week(moment: datetime | None = None) -> str:
-    """The ISO week of a moment as 'YYYY-Www' (the week key of scores and the curriculum)."""
-    year, week, _ = (moment or datetime.now(UTC)).isocalendar()
-    return f"{year:04d}-W{week:02d}"
 
 
 def _check_week(value: str) -> str:
@@ -69,33 +65,6 @@ def build[M: BaseModel](model: type[M], /, **fields: Any) -> M:
         raise BadInputError(f"invalid {model.__name__}: {describe_validation(exc)}") from exc
 
 
-def describe_validation(exc: ValidationError) -> str:
-    """A one-line, human reason for a pydantic ValidationError."""
-    parts = []
-    for error in exc.errors(include_url=False):
-        where = ".".join(str(p) for p in error["loc"])
-        message = error["msg"].removeprefix("Value error, ")
-        if (error.get("ctx") or {}).get("pattern") == TOPIC_ID_PATTERN:
-            message = f"{error['input']!r} {_KEBAB_HINT}"
-        parts.append(f"{where}: {message}" if where else message)
-    return "; ".join(parts)
-
-
-def json_value(value: Any) -> str:
-    """Serialise a settings value as compact JSON, rejecting what JSON cannot hold."""
-    try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise BadInputError(f"setting values must be JSON-serialisable: {exc}") from exc
-
-
-def check_setting_key(key: str) -> str:
-    """A settings key must be a non-empty string."""
-    if not isinstance(key, str) or not key.strip():
-        raise BadInputError("a setting key must be a non-empty string")
-    return key
-
-
 def need(value: str, message: str) -> str:
     """The value, or BadInputError(message) when it is empty or blank."""
     if not isinstance(value, str) or not value.strip():
@@ -108,3 +77,6 @@ def check_ttl(ttl_s: float) -> timedelta:
     if not ttl_s > 0:
         raise BadInputError(f"a lifetime must be positive seconds, not {ttl_s!r}")
     return timedelta(seconds=max(ttl_s, 0.001))
+
+
+__all__ = ["describe_validation", "iso_week"]

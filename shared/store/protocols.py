@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Collection, Iterable
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
@@ -44,6 +44,13 @@ from shared.store.protocols_provenance import (
     ChangeLogRepository,
     CurationRepository,
     ProvenanceRepository,
+)
+from shared.store.protocols_records import (
+    ConversationRefRepository,
+    CurrentSourceRepository,
+    HandbookTreeRepository,
+    HeldChangeRepository,
+    KbVersionRepository,
 )
 from shared.store.protocols_state import (
     CustomTopicRepository,
@@ -349,25 +356,6 @@ class CurriculumRepository(Protocol):
         """Unschedule a week."""
 
 
-class SettingsRepository(Protocol):
-    """Runtime settings: key -> JSON value."""
-
-    async def get(self, key: str, default: Any = None) -> Any:
-        """A value or the default."""
-
-    async def set(self, key: str, value: Any) -> None:
-        """Store a JSON-serialisable value."""
-
-    async def update[T](self, key: str, fn: Callable[[Any], T], *, default: Any = None) -> T:
-        """Atomic read-modify-write: store fn(current or default) and return it."""
-
-    async def delete(self, key: str) -> bool:
-        """Remove a key."""
-
-    async def all(self) -> dict[str, Any]:
-        """Every key and value."""
-
-
 class Store(Protocol):
     """One store: the repositories of every collection plus the atomic graph write."""
 
@@ -428,10 +416,6 @@ class Store(Protocol):
         """The curriculum repository."""
 
     @property
-    def settings(self) -> SettingsRepository:
-        """Legacy key/value settings (kept until no caller uses them)."""
-
-    @property
     def proposals(self) -> ProposalRepository:
         """Graph deltas proposed in chat."""
 
@@ -478,6 +462,26 @@ class Store(Protocol):
     @property
     def change_log(self) -> ChangeLogRepository:
         """Before-images of logged graph changes."""
+
+    @property
+    def held_changes(self) -> HeldChangeRepository:
+        """Extractions held for review."""
+
+    @property
+    def handbook_trees(self) -> HandbookTreeRepository:
+        """Cached handbook folder listings."""
+
+    @property
+    def kb_version(self) -> KbVersionRepository:
+        """The graph's chained version hash."""
+
+    @property
+    def current_sources(self) -> CurrentSourceRepository:
+        """The current source of each document name."""
+
+    @property
+    def conversation_refs(self) -> ConversationRefRepository:
+        """Where surfaces post proactive messages."""
 
     @property
     def audit(self) -> AuditRepository:

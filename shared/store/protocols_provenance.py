@@ -19,11 +19,12 @@ from shared.store.models_provenance import (
 class ProvenanceRepository(Protocol):
     """Which source chunks assert each topic and relation (deleting a subject drops its rows)."""
 
-    async def record(self, assertions: Iterable[Assertion]) -> int:
+    async def record(self, assertions: Iterable[Assertion], *, skip_missing: bool = False) -> int:
         """Record assertions of existing subjects (a repeat refreshes version and time).
 
-        BadInputError, and nothing written, when a subject does not exist. Returns how
-        many were given. Prefer KbChanges.assertions to record them with the graph change.
+        BadInputError, and nothing written, when a subject does not exist; with skip_missing
+        those assertions are left out instead. Returns how many were recorded. Prefer
+        KbChanges.assertions to record them with the graph change.
         """
 
     async def of_source(self, source_id: str) -> list[Assertion]:
@@ -61,6 +62,9 @@ class ProvenanceRepository(Protocol):
         With neither argument the whole graph is checked; otherwise only the given ones.
         """
 
+    async def rename_source(self, old: str, new: str) -> int:
+        """Move old's assertions to new (a renamed document); returns how many moved."""
+
 
 class CurationRepository(Protocol):
     """Which topic fields an admin set (or that an admin created the topic)."""
@@ -86,7 +90,10 @@ class CurationRepository(Protocol):
 
 
 class ChangeLogRepository(Protocol):
-    """Before-images written by apply_kb_changes(..., undo=UndoLabel(...))."""
+    """Before-images of graph changes, so each can be undone once."""
+
+    async def record(self, batch: ChangeBatch) -> bool:
+        """Log a before-image taken outside apply_kb_changes; False if its id is logged."""
 
     async def get(self, batch_id: str) -> ChangeBatch | None:
         """One logged change or None."""

@@ -161,7 +161,7 @@ async def run(
     store = await open_store(settings.store_url)
     waiter = EventWaiter(broker, namespace=namespace)
     try:
-        await start_broker(broker, namespace=namespace)
+        await start_broker(broker, namespace=namespace, replicas=settings.nats_replicas)
         await waiter.start(
             {
                 ContentReady: reply_key,

@@ -55,8 +55,8 @@ class TtlSet:
         return len(self._items)
 
 
-async def open_claims(broker: NatsBroker, *, bucket: str) -> KeyValue:
-    """Bind (or create) a surface's shared claims bucket."""
+async def open_claims(broker: NatsBroker, *, bucket: str, replicas: int = 1) -> KeyValue:
+    """Bind (or create, with `replicas`) a surface's shared claims bucket."""
     js = jetstream(broker)
     try:
         return await js.key_value(bucket)
@@ -64,7 +64,13 @@ async def open_claims(broker: NatsBroker, *, bucket: str) -> KeyValue:
         pass
     try:
         return await js.create_key_value(
-            KeyValueConfig(bucket=bucket, history=1, ttl=CLAIM_TTL_S, storage=StorageType.FILE)
+            KeyValueConfig(
+                bucket=bucket,
+                history=1,
+                ttl=CLAIM_TTL_S,
+                storage=StorageType.FILE,
+                replicas=replicas,
+            )
         )
     except nats.js.errors.BadRequestError:
         return await js.key_value(bucket)  # another replica created it first

@@ -7,8 +7,9 @@ from typing import Any
 
 from services.gateway.core.context import CoreContext, new_request_id
 from services.gateway.core.models import Leaderboards
-from services.gateway.core.week import leaderboards
-from shared.bus import QuizAnswered, QuizRequested, derived_event_id
+from services.gateway.core.week import QUIZ_RPC_TIMEOUT_S, leaderboards
+from shared.bus import QuizAnswered, QuizRequested, derived_event_id, request
+from shared.bus.quiz_rpc import QUIZ_STOP_SUBJECT, QuizStopReply, QuizStopRequest
 from shared.errors import BadInputError
 from shared.store import QuizAttempt, iso_week
 
@@ -59,14 +60,13 @@ class QuizCalls:
         """One attempt as stored (answers recorded so far, status)."""
         return await self.ctx.store.quiz_attempts.get(attempt_id)
 
-    async def stop(self, *, user_id: str) -> QuizAttempt | None:
-        """Abandon the user's running quiz (None when none runs); its answers stay scored."""
-        attempt = await self.ctx.store.quiz_attempts.get_active_attempt(user_id)
-        if attempt is None:
-            return None
-        # Compare-and-set from active: an answer landing at the same moment still counts.
-        ended = await self.ctx.store.quiz_attempts.finish(attempt.id, status="expired")
-        return attempt if ended else None
+    async def stop(self, *, user_id: str) -> bool:
+        """Abandon the user's running quiz (False when none runs); its answers stay scored."""
+        reply = await request(
+            self.ctx.broker, QUIZ_STOP_SUBJECT, QuizStopRequest(user_id=user_id),
+            response_model=QuizStopReply, timeout=QUIZ_RPC_TIMEOUT_S, namespace=self.ctx.namespace,
+        )  # fmt: skip
+        return reply.stopped
 
     async def start(self, *, user_id: str, reply_to: dict[str, Any]) -> QuizRequested:
         """Ask for this week's quiz; quiz.ready brings the first question."""

@@ -18,6 +18,6 @@ def bucket_name(namespace: str = "") -> str:
     return f"r42_gateway_claims_{namespace}" if namespace else "r42_gateway_claims"
 
 
-async def open_claims(broker: NatsBroker, *, namespace: str = "") -> KeyValue:
-    """Bind (or create) the shared Slack claims bucket."""
-    return await open_bucket(broker, bucket=bucket_name(namespace))
+async def open_claims(broker: NatsBroker, *, namespace: str = "", replicas: int = 1) -> KeyValue:
+    """Bind (or create, with `replicas`) the shared Slack claims bucket."""
+    return await open_bucket(broker, bucket=bucket_name(namespace), replicas=replicas)

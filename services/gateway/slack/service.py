@@ -6,20 +6,17 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from slack_sdk.web.async_client import AsyncWebClient
-
-from services.gateway.core import GatewayClient
-from services.gateway.slack.api import SlackApi
-from services.gateway.slack.app import build_app
-from services.gateway.slack.dedupe import Deduper, open_claims
-from services.gateway.slack.gateway import SlackGateway
-from services.gateway.slack.http import SlackHttpServer
 from shared.config import Settings
 from shared.errors import ConfigError
 from shared.runtime.service import ServiceContext
 
 if TYPE_CHECKING:
+    # Imported where used: a gateway with Slack off never loads the Slack SDK or Bolt.
     from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    from services.gateway.slack.gateway import SlackGateway
+    from services.gateway.slack.http import SlackHttpServer
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +64,8 @@ def choose_mode(
 
 def web_client(settings: Settings) -> AsyncWebClient:
     """The Slack Web API client (SLACK_API_BASE_URL points it elsewhere: tests, proxies)."""
+    from slack_sdk.web.async_client import AsyncWebClient
+
     token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
     base = settings.slack_api_base_url
     if base and not base.endswith("/"):
@@ -76,9 +75,14 @@ def web_client(settings: Settings) -> AsyncWebClient:
 
 async def build_gateway(ctx: ServiceContext, *, pace_interval: float = 1.0) -> SlackGateway:
     """The Slack gateway over this service's broker and store."""
+    from services.gateway.core import GatewayClient
+    from services.gateway.slack.api import SlackApi
+    from services.gateway.slack.dedupe import Deduper, open_claims
+    from services.gateway.slack.gateway import SlackGateway
+
     settings = ctx.settings
     client = web_client(settings)
-    claims = await open_claims(ctx.broker, namespace=ctx.namespace)
+    claims = await open_claims(ctx.broker, namespace=ctx.namespace, replicas=settings.nats_replicas)
     return SlackGateway(
         client=GatewayClient(
             broker=ctx.broker, store=ctx.store, settings=settings, namespace=ctx.namespace
@@ -91,6 +95,9 @@ async def build_gateway(ctx: ServiceContext, *, pace_interval: float = 1.0) -> S
 
 async def connect_slack(ctx: ServiceContext, gw: SlackGateway, *, mode: Mode) -> SlackRuntime:
     """Build the Bolt app over `gw` and connect it; stopping is registered on ctx.closers."""
+    from services.gateway.slack.app import build_app
+    from services.gateway.slack.http import SlackHttpServer
+
     settings = ctx.settings
     secret = (
         settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""

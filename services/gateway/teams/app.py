@@ -17,19 +17,17 @@ from services.gateway.teams.bot import R42TeamsBot
 from services.gateway.teams.clients import ProactiveOnlyClients
 from services.gateway.teams.core import GatewayClient
 from services.gateway.teams.dedupe import ActivityClaims, open_claims
-from services.gateway.teams.handlers import register_handlers
+from services.gateway.teams.handlers import teams_subscriptions
 from services.gateway.teams.refs import ConversationRefs
 from services.gateway.teams.sender import TeamsSender
 from services.gateway.teams.server import TeamsHttpServer
 from services.gateway.teams.surface import TeamsGateway
 from shared.config import Settings
 from shared.errors import ConfigError, TransientError
-from shared.runtime.service import ServiceContext
+from shared.runtime.service import ServiceContext, ServiceSpec
 
 log = logging.getLogger(__name__)
 
-GATEWAY_KEY = "teams_gateway"
-SERVER_KEY = "teams_server"
 DEFAULT_PORT = 3978
 LOOPBACK = "127.0.0.1"
 
@@ -81,8 +79,24 @@ def build_adapter(settings: Settings, mode: TeamsMode) -> tuple[CloudAdapter, An
     return adapter, config
 
 
-async def start_teams(ctx: ServiceContext, *, mode: TeamsMode) -> TeamsHttpServer:
+@dataclass
+class TeamsDeps:
+    """Where the endpoint listens, and once it is up, the gateway and its HTTP server."""
+
+    mode: TeamsMode
+    gateway: TeamsGateway | None = None
+    server: TeamsHttpServer | None = None
+
+    def current(self) -> TeamsGateway:
+        """The running gateway; events before the endpoint is up are redelivered shortly."""
+        if self.gateway is None:
+            raise TransientError("the Teams gateway is still starting")
+        return self.gateway
+
+
+async def start_teams(ctx: ServiceContext, deps: TeamsDeps) -> TeamsHttpServer:
     """Build the Teams gateway and serve /api/messages; stopping is registered on ctx.closers."""
+    mode = deps.mode
     adapter, config = build_adapter(ctx.settings, mode)
     gw = TeamsGateway(
         client=GatewayClient(
@@ -90,39 +104,29 @@ async def start_teams(ctx: ServiceContext, *, mode: TeamsMode) -> TeamsHttpServe
         ),
         sender=TeamsSender(adapter, app_id=mode.app_id),
         refs=ConversationRefs(ctx.store),
-        claims=ActivityClaims(kv=await open_claims(ctx.broker, namespace=ctx.namespace)),
+        claims=ActivityClaims(
+            kv=await open_claims(
+                ctx.broker, namespace=ctx.namespace, replicas=ctx.settings.nats_replicas
+            )
+        ),
     )
     server = TeamsHttpServer(
         adapter=adapter, bot=R42TeamsBot(gw), config=config, host=mode.host, port=mode.port
     )
     await server.start()
-    ctx.extras[GATEWAY_KEY] = gw
-    ctx.extras[SERVER_KEY] = server
+    deps.gateway, deps.server = gw, server
     ctx.closers.append(adapter.r42_clients.aclose)  # type: ignore[attr-defined]
     ctx.closers.append(server.stop)
     ctx.closers.append(lambda: gw.background.drain(timeout=10.0))
     return server
 
 
-def make_register() -> Any:
-    """register(ctx): the Teams consumers (they wait for the endpoint to be up)."""
+def build(ctx: ServiceContext, *, mode: TeamsMode | None = None) -> ServiceSpec[TeamsDeps]:
+    """The Teams consumers, then the endpoint (the CLI passes the mode it chose)."""
+    deps = TeamsDeps(mode=mode or choose_teams_mode(ctx.settings))
 
-    async def register(ctx: ServiceContext) -> None:
-        def current() -> TeamsGateway:
-            gw = ctx.extras.get(GATEWAY_KEY)
-            if gw is None:
-                raise TransientError("the Teams gateway is still starting")
-            return gw  # type: ignore[no-any-return]
+    async def serve() -> None:
+        await start_teams(ctx, deps)
 
-        register_handlers(ctx.broker, current, namespace=ctx.namespace)
-
-    return register
-
-
-def make_on_started(mode: TeamsMode) -> Any:
-    """on_started(ctx): serve the endpoint."""
-
-    async def on_started(ctx: ServiceContext) -> None:
-        await start_teams(ctx, mode=mode)
-
-    return on_started
+    return ServiceSpec(deps=deps, subscriptions=teams_subscriptions(deps.current),
+                       on_started=[serve])  # fmt: skip

@@ -25,6 +25,6 @@ def bucket_name(namespace: str = "") -> str:
     return f"r42_teams_claims_{namespace}" if namespace else "r42_teams_claims"
 
 
-async def open_claims(broker: NatsBroker, *, namespace: str = "") -> KeyValue:
-    """Bind (or create) the shared Teams claims bucket."""
-    return await open_bucket(broker, bucket=bucket_name(namespace))
+async def open_claims(broker: NatsBroker, *, namespace: str = "", replicas: int = 1) -> KeyValue:
+    """Bind (or create, with `replicas`) the shared Teams claims bucket."""
+    return await open_bucket(broker, bucket=bucket_name(namespace), replicas=replicas)

@@ -10,8 +10,6 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from faststream.nats import NatsBroker
-
 from services.gateway.teams import flows_learn, uploads
 from services.gateway.teams.surface import VIA, TeamsGateway
 from shared.bus import (
@@ -22,8 +20,8 @@ from shared.bus import (
     SourceCompleted,
     SourceFailed,
     SourceProgress,
-    subscribe_event,
 )
+from shared.runtime.service import Subscription
 
 log = logging.getLogger(__name__)
 
@@ -36,8 +34,8 @@ def for_teams(event: Any) -> bool:
     return isinstance(reply_to, dict) and reply_to.get("via") == VIA
 
 
-def register_handlers(broker: NatsBroker, gateway: Getter, *, namespace: str = "") -> None:
-    """Subscribe the Teams consumers (before the broker starts)."""
+def teams_subscriptions(gateway: Getter) -> list[Subscription]:
+    """The Teams-posting durable consumers (shared by gateway replicas)."""
 
     def routed(
         flow: Callable[[TeamsGateway, Any], Awaitable[None]], *, needs_reply_to: bool = True
@@ -69,8 +67,7 @@ def register_handlers(broker: NatsBroker, gateway: Getter, *, namespace: str = "
             routed(uploads.on_source_event, needs_reply_to=False),
         ),
     ]
-    for cls, durable, handler in subs:
-        subscribe_event(
-            broker, cls, durable=durable, handler=handler, namespace=namespace,
-            actor="gateway", max_deliver=5, nack_delay=1.0,
-        )  # fmt: skip
+    return [
+        Subscription(event=cls, durable=durable, handler=handler, max_deliver=5, nack_delay=1.0)
+        for cls, durable, handler in subs
+    ]

@@ -14,6 +14,7 @@ from shared.errors import StoreError
 from shared.store._common import normalise_question_key, utcnow
 from shared.store.mongo.audit import audit_indexes
 from shared.store.mongo.client import DuplicateKeyError, MongoDb
+from shared.store.mongo.migrate_records import move_records
 from shared.store.mongo.migrate_state import move_settings, state_indexes
 from shared.store.mongo.pending import pending_collections
 from shared.store.mongo.queries import indexes, relation_id
@@ -94,6 +95,11 @@ MIGRATIONS: tuple[MongoMigration, ...] = (
         7, "assertions, topic curation, change log; topics by updated_at", state_indexes
     ),
     MongoMigration(8, "settings turn documents move into turns", move_settings),
+    MongoMigration(
+        9,
+        "the last settings documents move into their collections; settings dropped",
+        move_records,
+    ),
     MongoMigration(10, "audit trail of admin actions", audit_indexes),
     MongoMigration(12, "held chunk results and pending relations", pending_collections),
 )

@@ -1,22 +1,18 @@
-"""MongoDB LLM call telemetry, handbook sync state, curriculum and runtime settings."""
+"""MongoDB LLM call telemetry, handbook sync state and curriculum."""
 
 from __future__ import annotations
 
-import json
 import uuid
-from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
-from shared.errors import BadInputError, StoreUnavailableError
-from shared.store._common import build, check_setting_key, json_value, normalise_time, utcnow
+from shared.errors import BadInputError
+from shared.store._common import build, normalise_time, utcnow
 from shared.store.models import HandbookSyncState
 from shared.store.models_learning import CallAggregate, CurriculumEntry, LlmCall
 from shared.store.models_telemetry import LLMCallRecord
-from shared.store.mongo.client import DuplicateKeyError, MongoDb, mongo_errors
-from shared.store.mongo.queries import call_aggregate, settings_cas_filter
-
-_CAS_ATTEMPTS = 100
+from shared.store.mongo.client import MongoDb, mongo_errors
+from shared.store.mongo.queries import call_aggregate
 
 
 @mongo_errors
@@ -121,57 +117,3 @@ class MongoCurriculum:
     async def delete(self, week: str) -> bool:
         """Unschedule a week."""
         return (await self._db["curriculum"].delete_one({"_id": week})).deleted_count > 0
-
-
-@mongo_errors
-class MongoSettings:
-    """SettingsRepository on MongoDB; update() is optimistic CAS on a revision counter."""
-
-    def __init__(self, db: MongoDb) -> None:
-        self._db = db
-
-    async def get(self, key: str, default: Any = None) -> Any:
-        """A value or the default."""
-        doc = await self._db["settings"].find_one({"_id": key})
-        return json.loads(doc["value"]) if doc else default
-
-    async def set(self, key: str, value: Any) -> None:
-        """Store a JSON-serialisable value."""
-        await self._db["settings"].update_one(
-            {"_id": check_setting_key(key)},
-            {"$set": {"value": json_value(value), "updated_at": utcnow()}, "$inc": {"rev": 1}},
-            upsert=True,
-        )
-
-    async def update(self, key: str, fn: Callable[[Any], Any], *, default: Any = None) -> Any:
-        """Atomic read-modify-write: store fn(current or default) and return it."""
-        settings = self._db["settings"]
-        check_setting_key(key)
-        for _ in range(_CAS_ATTEMPTS):
-            doc = await settings.find_one({"_id": key})
-            new = fn(json.loads(doc["value"]) if doc else default)
-            encoded = json_value(new)
-            if doc is None:
-                try:
-                    await settings.insert_one(
-                        {"_id": key, "value": encoded, "rev": 1, "updated_at": utcnow()}
-                    )
-                    return new
-                except DuplicateKeyError:
-                    continue
-            result = await settings.update_one(
-                settings_cas_filter(key, doc),
-                {"$set": {"value": encoded, "updated_at": utcnow()}, "$inc": {"rev": 1}},
-            )
-            if result.matched_count:
-                return new
-        raise StoreUnavailableError(f"setting {key!r} is contended; try again")
-
-    async def delete(self, key: str) -> bool:
-        """Remove a key."""
-        return (await self._db["settings"].delete_one({"_id": key})).deleted_count > 0
-
-    async def all(self) -> dict[str, Any]:
-        """Every key and value."""
-        cursor = self._db["settings"].find({}).sort("_id", 1)
-        return {d["_id"]: json.loads(d["value"]) async for d in cursor}

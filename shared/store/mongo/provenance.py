@@ -109,13 +109,16 @@ class MongoProvenance:
     def __init__(self, db: MongoDb) -> None:
         self._db = db
 
-    async def record(self, assertions: Iterable[Assertion]) -> int:
+    async def record(self, assertions: Iterable[Assertion], *, skip_missing: bool = False) -> int:
         """Record assertions of existing subjects (a repeat refreshes version and time)."""
         batch = list(assertions)
         missing = await missing_subjects(
             self._db, batch, topics_after=set(), relations_after=set(), session=None
         )
-        if missing:
+        if missing and skip_missing:
+            gone = set(missing)
+            batch = [a for a in batch if a.subject[1] not in gone]
+        elif missing:
             raise BadInputError(
                 f"{len(missing)} asserted subject(s) do not exist: {', '.join(missing[:10])}; "
                 "nothing was written"
@@ -188,6 +191,22 @@ class MongoProvenance:
             return await orphans(self._db, None, None)
         subjects = sorted({relation_id(k) for k in relations or ()})
         return await orphans(self._db, sorted(set(topic_ids or ())), subjects)
+
+    async def rename_source(self, old: str, new: str) -> int:
+        """Move old's assertions to new; where new asserts the same already, new's row stays."""
+        need(new, "renaming needs the new source id")
+        if old == new:
+            return 0
+        moved = 0
+        async for doc in self._db["assertions"].find({"source_id": old}):
+            key = {**doc["_id"], "source_id": new}
+            rest = {k: v for k, v in doc.items() if k != "_id"}
+            result = await self._db["assertions"].update_one(
+                {"_id": key}, {"$setOnInsert": {**rest, "source_id": new}}, upsert=True
+            )
+            moved += result.upserted_id is not None
+            await self._db["assertions"].delete_one({"_id": doc["_id"]})
+        return moved
 
 
 def _mark(doc: Mapping[str, Any]) -> CurationMark:

@@ -155,12 +155,6 @@ def call_aggregate(by: str, since: datetime | None) -> list[dict[str, Any]]:
     ]
 
 
-def settings_cas_filter(key: str, doc: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Match a settings document only if it still has the revision that was read."""
-    rev = None if doc is None else doc.get("rev")
-    return {"_id": key, "rev": rev if rev is not None else {"$exists": False}}
-
-
 def score_id(user: str, week: str) -> str:
     """The _id of a user's weekly score."""
     return f"{week}|{user}"
@@ -185,6 +179,9 @@ def indexes() -> dict[str, list[IndexModel]]:
         ],
         "topic_curation": [IndexModel([("topic_id", ASCENDING)])],
         "change_log": [IndexModel([("created_at", DESCENDING)])],
+        "conversation_refs": [
+            IndexModel([("surface", ASCENDING), ("user_id", ASCENDING), ("updated_at", DESCENDING)])
+        ],
         "relations": [
             IndexModel(
                 [("source", ASCENDING), ("target", ASCENDING), ("type", ASCENDING)],

@@ -15,10 +15,17 @@ from shared.store.mongo.content import MongoContent, MongoQuizBanks
 from shared.store.mongo.kb import MongoKb, MongoRelations, MongoTopics
 from shared.store.mongo.leases import MongoIdempotency, MongoLocks
 from shared.store.mongo.migrations import current_version, migrate
-from shared.store.mongo.ops import MongoCurriculum, MongoHandbookSync, MongoLlmCalls, MongoSettings
+from shared.store.mongo.ops import MongoCurriculum, MongoHandbookSync, MongoLlmCalls
 from shared.store.mongo.pending import MongoPendingMerges
 from shared.store.mongo.provenance import MongoCuration, MongoProvenance
 from shared.store.mongo.quiz import MongoQuizAttempts, MongoScores
+from shared.store.mongo.records import (
+    MongoConversationRefs,
+    MongoCurrentSources,
+    MongoHandbookTrees,
+    MongoHeldChanges,
+    MongoKbVersion,
+)
 from shared.store.mongo.social import MongoSuggestions, MongoThreads
 from shared.store.mongo.sources import MongoSources, MongoSourceTexts
 from shared.store.mongo.state import MongoCustomTopics, MongoFlags, MongoMergeProgress
@@ -48,7 +55,6 @@ class MongoStore:
         self.llm_calls = MongoLlmCalls(self.db)
         self.handbook_sync = MongoHandbookSync(self.db)
         self.curriculum = MongoCurriculum(self.db)
-        self.settings = MongoSettings(self.db)
         self.proposals = MongoProposals(self.db)
         self.turns = MongoTurns(self.db)
         self.feedback = MongoFeedback(self.db)
@@ -61,6 +67,11 @@ class MongoStore:
         self.provenance = MongoProvenance(self.db)
         self.curation = MongoCuration(self.db)
         self.pending_merges = MongoPendingMerges(self.db)
+        self.held_changes = MongoHeldChanges(self.db)
+        self.handbook_trees = MongoHandbookTrees(self.db)
+        self.kb_version = MongoKbVersion(self.db)
+        self.current_sources = MongoCurrentSources(self.db)
+        self.conversation_refs = MongoConversationRefs(self.db)
         self.change_log = MongoChangeLog(self.db)
         self.audit = MongoAudit(self.db)
 

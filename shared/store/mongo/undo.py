@@ -94,6 +94,14 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def batch_doc(batch: ChangeBatch) -> dict[str, Any]:
+    """The change_log document of a before-image logged outside apply_kb_changes."""
+    doc = {"_id": batch.id, **batch.model_dump(mode="python", exclude={"id"}), "applied": True}
+    doc["created_at"] = normalise_time(batch.created_at or utcnow())
+    doc["before"] = {k: doc.pop(k) for k in _IMAGE}
+    return dict(_plain(doc))
+
+
 def _batch(doc: Mapping[str, Any]) -> ChangeBatch:
     data = {k: v for k, v in doc.items() if k not in ("_id", "before", "applied")}
     return ChangeBatch.model_validate({"id": doc["_id"], **data, **doc.get("before", {})})
@@ -105,6 +113,14 @@ class MongoChangeLog:
 
     def __init__(self, db: MongoDb) -> None:
         self._db = db
+
+    async def record(self, batch: ChangeBatch) -> bool:
+        """Log a before-image taken outside apply_kb_changes; False if its id is logged."""
+        try:
+            await self._db["change_log"].insert_one(batch_doc(batch))
+        except DuplicateKeyError:
+            return False
+        return True
 
     async def get(self, batch_id: str) -> ChangeBatch | None:
         """One logged change or None."""

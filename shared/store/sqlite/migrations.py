@@ -17,6 +17,7 @@ from shared.errors import StoreError
 from shared.store._common import normalise_question_key, utcnow
 from shared.store.sqlite.audit import audit_table
 from shared.store.sqlite.db import dumps, to_text
+from shared.store.sqlite.migrate_records import move_records
 from shared.store.sqlite.migrate_state import move_settings, provenance_tables, state_tables
 from shared.store.sqlite.pending import pending_tables
 
@@ -236,6 +237,12 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "settings rows move into their own tables", move_settings),
     Migration(7, "assertions, topic curation, change log; topics by updated_at", provenance_tables),
     Migration(8, "chat turns table; settings turn rows move into it", move_settings),
+    Migration(
+        9,
+        "held changes, handbook trees, kb version, current sources, conversation refs; "
+        "the last settings rows move into them and settings is dropped",
+        move_records,
+    ),
     Migration(10, "audit trail of admin actions", audit_table),
     Migration(12, "held chunk results and pending relations", pending_tables),
 )

@@ -1,16 +1,13 @@
-"""SQLite LLM call telemetry, handbook sync state, curriculum and runtime settings."""
+"""SQLite LLM call telemetry, handbook sync state and curriculum."""
 
 from __future__ import annotations
 
-import json
-import sqlite3
 import uuid
-from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from shared.errors import BadInputError
-from shared.store._common import build, check_setting_key, json_value, utcnow
+from shared.store._common import build, utcnow
 from shared.store.models import HandbookSyncState
 from shared.store.models_learning import CallAggregate, CurriculumEntry, LlmCall
 from shared.store.models_telemetry import LLMCallRecord
@@ -143,51 +140,3 @@ class SqliteCurriculum:
         """Unschedule a week."""
         sql = "DELETE FROM curriculum WHERE week = ?"
         return await self._db.write(lambda c: c.execute(sql, (week,)).rowcount > 0)
-
-
-class SqliteSettings:
-    """SettingsRepository on SQLite."""
-
-    def __init__(self, db: SqliteDb) -> None:
-        self._db = db
-
-    async def get(self, key: str, default: Any = None) -> Any:
-        """A value or the default."""
-        sql = "SELECT value FROM settings WHERE key = ?"
-        row = await self._db.read(lambda c: c.execute(sql, (key,)).fetchone())
-        return json.loads(row[0]) if row else default
-
-    async def set(self, key: str, value: Any) -> None:
-        """Store a JSON-serialisable value."""
-        params = (check_setting_key(key), json_value(value), to_text(utcnow()))
-        await self._db.write(lambda c: c.execute(_PUT_SETTING, params))
-
-    async def update(self, key: str, fn: Callable[[Any], Any], *, default: Any = None) -> Any:
-        """Atomic read-modify-write: store fn(current or default) and return it."""
-        check_setting_key(key)
-
-        def run(conn: sqlite3.Connection) -> Any:
-            row = conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
-            new = fn(json.loads(row[0]) if row else default)
-            conn.execute(_PUT_SETTING, (key, json_value(new), to_text(utcnow())))
-            return new
-
-        return await self._db.write(run)
-
-    async def delete(self, key: str) -> bool:
-        """Remove a key."""
-        sql = "DELETE FROM settings WHERE key = ?"
-        return await self._db.write(lambda c: c.execute(sql, (key,)).rowcount > 0)
-
-    async def all(self) -> dict[str, Any]:
-        """Every key and value."""
-        rows = await self._db.read(
-            lambda c: c.execute("SELECT key, value FROM settings ORDER BY key").fetchall()
-        )
-        return {k: json.loads(v) for k, v in rows}
-
-
-_PUT_SETTING = (
-    "INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) "
-    "ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at"
-)

@@ -44,16 +44,22 @@ def assertion_from_row(row: tuple[Any, ...]) -> Assertion:
     return Assertion.model_validate(data)
 
 
-def record_assertions(conn: sqlite3.Connection, assertions: list[Assertion]) -> None:
-    """Record assertions inside the caller's transaction; every subject must exist."""
+def record_assertions(
+    conn: sqlite3.Connection, assertions: list[Assertion], *, skip_missing: bool = False
+) -> int:
+    """Record assertions inside the caller's transaction; every subject must exist (or, with
+    skip_missing, the assertions of missing ones are left out). Returns how many were."""
     if not assertions:
-        return
+        return 0
     topics = sorted({a.topic_id for a in assertions if a.topic_id is not None})
     relations = sorted({a.subject[1] for a in assertions if a.relation is not None})
     missing_topics = "SELECT value FROM json_each(?) WHERE value NOT IN (SELECT id FROM topics)"
     missing = [r[0] for r in conn.execute(missing_topics, (dumps(topics),))]
     missing += [r[0] for r in conn.execute(_MISSING_RELATIONS, (dumps(relations),))]
-    if missing:
+    if missing and skip_missing:
+        gone = set(missing)
+        assertions = [a for a in assertions if a.subject[1] not in gone]
+    elif missing:
         shown = ", ".join(missing[:10]) + (" …" if len(missing) > 10 else "")
         raise BadInputError(
             f"{len(missing)} asserted subject(s) do not exist: {shown}; nothing was written"
@@ -64,6 +70,7 @@ def record_assertions(conn: sqlite3.Connection, assertions: list[Assertion]) -> 
         [(*a.subject, a.source_id, a.chunk_index, a.version, to_text(a.asserted_at) or now)
          for a in assertions],
     )  # fmt: skip
+    return len(assertions)
 
 
 def drop_for_topics(conn: sqlite3.Connection, ids_json: str) -> None:
@@ -124,11 +131,12 @@ class SqliteProvenance:
     def __init__(self, db: SqliteDb) -> None:
         self._db = db
 
-    async def record(self, assertions: Iterable[Assertion]) -> int:
+    async def record(self, assertions: Iterable[Assertion], *, skip_missing: bool = False) -> int:
         """Record assertions of existing subjects (a repeat refreshes version and time)."""
         batch = list(assertions)
-        await self._db.write(lambda c: record_assertions(c, batch))
-        return len(batch)
+        return await self._db.write(
+            lambda c: record_assertions(c, batch, skip_missing=skip_missing)
+        )
 
     async def of_source(self, source_id: str) -> builtins.list[Assertion]:
         """Everything a source asserts, topics first, by subject then chunk."""
@@ -208,6 +216,19 @@ class SqliteProvenance:
         topics = sorted(set(topic_ids or ()))
         subjects = sorted({relation_subject(k) for k in relations or ()})
         return await self._db.read(lambda c: orphans(c, topics, subjects))
+
+    async def rename_source(self, old: str, new: str) -> int:
+        """Move old's assertions to new; where new asserts the same already, new's row stays."""
+        need(new, "renaming needs the new source id")
+
+        def run(conn: sqlite3.Connection) -> int:
+            moved: int = conn.execute(
+                "UPDATE OR IGNORE assertions SET source_id = ? WHERE source_id = ?", (new, old)
+            ).rowcount
+            conn.execute("DELETE FROM assertions WHERE source_id = ?", (old,))
+            return moved
+
+        return await self._db.write(run) if old != new else 0
 
 
 def _mark(row: tuple[Any, ...]) -> CurationMark:

@@ -14,15 +14,17 @@ from shared.store.sqlite.db import SqliteDb
 from shared.store.sqlite.kb import SqliteRelations, SqliteTopics, apply_changes
 from shared.store.sqlite.leases import SqliteIdempotency, SqliteLocks
 from shared.store.sqlite.migrations import current_version, migrate
-from shared.store.sqlite.ops import (
-    SqliteCurriculum,
-    SqliteHandbookSync,
-    SqliteLlmCalls,
-    SqliteSettings,
-)
+from shared.store.sqlite.ops import SqliteCurriculum, SqliteHandbookSync, SqliteLlmCalls
 from shared.store.sqlite.pending import SqlitePendingMerges
 from shared.store.sqlite.provenance import SqliteCuration, SqliteProvenance
 from shared.store.sqlite.quiz import SqliteQuizAttempts, SqliteScores
+from shared.store.sqlite.records import (
+    SqliteConversationRefs,
+    SqliteCurrentSources,
+    SqliteHandbookTrees,
+    SqliteHeldChanges,
+    SqliteKbVersion,
+)
 from shared.store.sqlite.social import SqliteSuggestions, SqliteThreads
 from shared.store.sqlite.sources import SqliteSources, SqliteSourceTexts
 from shared.store.sqlite.state import SqliteCustomTopics, SqliteFlags, SqliteMergeProgress
@@ -50,7 +52,6 @@ class SqliteStore:
         self.llm_calls = SqliteLlmCalls(self.db)
         self.handbook_sync = SqliteHandbookSync(self.db)
         self.curriculum = SqliteCurriculum(self.db)
-        self.settings = SqliteSettings(self.db)
         self.proposals = SqliteProposals(self.db)
         self.turns = SqliteTurns(self.db)
         self.feedback = SqliteFeedback(self.db)
@@ -63,6 +64,11 @@ class SqliteStore:
         self.provenance = SqliteProvenance(self.db)
         self.curation = SqliteCuration(self.db)
         self.change_log = SqliteChangeLog(self.db)
+        self.held_changes = SqliteHeldChanges(self.db)
+        self.handbook_trees = SqliteHandbookTrees(self.db)
+        self.kb_version = SqliteKbVersion(self.db)
+        self.current_sources = SqliteCurrentSources(self.db)
+        self.conversation_refs = SqliteConversationRefs(self.db)
         self.audit = SqliteAudit(self.db)
         self.pending_merges = SqlitePendingMerges(self.db)
 

@@ -51,12 +51,13 @@ def log_before_image(conn: sqlite3.Connection, changes: KbChanges, undo: UndoLab
     )  # fmt: skip
     conn.execute(
         "INSERT INTO change_log (id, actor, reason, created_at, before) VALUES (?, ?, ?, ?, ?)",
-        (batch.id, batch.actor, batch.reason, to_text(utcnow()), _before_json(batch)),
+        (batch.id, batch.actor, batch.reason, to_text(utcnow()), before_json(batch)),
     )
     return True
 
 
-def _before_json(batch: ChangeBatch) -> str:
+def before_json(batch: ChangeBatch) -> str:
+    """The JSON of the before-image fields of a batch (the change_log.before column)."""
     fields = {"topics_before", "topics_absent", "relations_before", "relations_absent",
               "assertions_before"}  # fmt: skip
     return batch.model_dump_json(include=fields)
@@ -77,6 +78,16 @@ class SqliteChangeLog:
 
     def __init__(self, db: SqliteDb) -> None:
         self._db = db
+
+    async def record(self, batch: ChangeBatch) -> bool:
+        """Log a before-image taken outside apply_kb_changes; False if its id is logged."""
+        params = (batch.id, batch.actor, batch.reason, to_text(batch.created_at or utcnow()),
+                  before_json(batch))  # fmt: skip
+        sql = (
+            "INSERT OR IGNORE INTO change_log (id, actor, reason, created_at, before) "
+            "VALUES (?, ?, ?, ?, ?)"
+        )
+        return await self._db.write(lambda c: c.execute(sql, params).rowcount > 0)
 
     async def get(self, batch_id: str) -> ChangeBatch | None:
         """One logged change or None."""

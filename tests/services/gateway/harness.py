@@ -23,6 +23,7 @@ from services.gateway.slack.dedupe import bucket_name
 from services.gateway.slack.gateway import SlackGateway
 from services.gateway.slack.http import SlackHttpServer
 from services.gateway.slack.service import Mode
+from services.quiz.stop import answer_stop
 from services.quiz.week import answer_leaderboard, answer_status
 from shared.bus import STREAMS, Event, parse_event
 from shared.bus.extractor_rpc import (
@@ -33,15 +34,17 @@ from shared.bus.extractor_rpc import (
 from shared.bus.quiz_rpc import (
     LEADERBOARD_SUBJECT,
     QUIZ_STATUS_SUBJECT,
+    QUIZ_STOP_SUBJECT,
     LeaderboardReply,
     LeaderboardRequest,
     QuizStatusReply,
     QuizStatusRequest,
+    QuizStopReply,
+    QuizStopRequest,
 )
 from shared.bus.subjects import ns_stream, ns_subject
 from shared.config import Settings, build_settings
 from shared.runtime.service import (
-    Register,
     Rpc,
     ServiceContext,
     ServiceSpec,
@@ -278,6 +281,9 @@ def build_owners(ctx: ServiceContext) -> ServiceSpec[None]:
     async def board(req: LeaderboardRequest) -> LeaderboardReply:
         return await answer_leaderboard(req, store=ctx.store)
 
+    async def stop(req: QuizStopRequest) -> QuizStopReply:
+        return await answer_stop(req, store=ctx.store)
+
     async def publish(event: Event) -> None:
         await ctx.publish(event)
 
@@ -291,6 +297,7 @@ def build_owners(ctx: ServiceContext) -> ServiceSpec[None]:
         rpc=[
             Rpc(QUIZ_STATUS_SUBJECT, QuizStatusRequest, status),
             Rpc(LEADERBOARD_SUBJECT, LeaderboardRequest, board),
+            Rpc(QUIZ_STOP_SUBJECT, QuizStopRequest, stop),
             Rpc(REGISTER_UPLOAD_SUBJECT, RegisterUploadRequest, register),
         ],
     )
@@ -314,22 +321,8 @@ async def start_stub(
     namespace: str,
     subscriptions: Sequence[Subscription] = (),
     rpc: Sequence[Rpc] = (),
-    register: Register | None = None,
-    on_started: Register | None = None,
 ) -> ServiceContext:
-    """A stand-in service on the real bus (for services not under test).
-
-    `register` / `on_started` are the host's legacy hooks, still used by the Teams tests.
-    """
-    if register is not None or on_started is not None:
-
-        async def nothing(_ctx: ServiceContext) -> None:
-            return None
-
-        return await start_service(
-            name, register=register or nothing, on_started=on_started, settings=settings,
-            namespace=namespace,
-        )  # fmt: skip
+    """A stand-in service on the real bus (for services not under test)."""
 
     def build_stub(_ctx: ServiceContext) -> ServiceSpec[None]:
         return ServiceSpec(deps=None, subscriptions=subscriptions, rpc=rpc)

@@ -1,4 +1,4 @@
-"""rpc.quiz.status and rpc.quiz.leaderboard: the quiz service answers what every surface shows."""
+"""rpc.quiz.status, .leaderboard and .stop: the quiz service answers what every surface shows."""
 
 from __future__ import annotations
 
@@ -13,10 +13,13 @@ from shared.bus import build_broker, request
 from shared.bus.quiz_rpc import (
     LEADERBOARD_SUBJECT,
     QUIZ_STATUS_SUBJECT,
+    QUIZ_STOP_SUBJECT,
     LeaderboardReply,
     LeaderboardRequest,
     QuizStatusReply,
     QuizStatusRequest,
+    QuizStopReply,
+    QuizStopRequest,
 )
 from shared.config import build_settings
 from shared.errors import BusError
@@ -59,6 +62,21 @@ async def test_status_gives_the_curriculum_topic_and_the_quiz_flag(quiz: Service
     after = await ask(quiz, QUIZ_STATUS_SUBJECT, QuizStatusRequest(user_id="U1", week=WEEK),
                       QuizStatusReply)  # fmt: skip
     assert after.quiz_active and after.topic_id == "declaraties"
+
+
+async def test_stop_ends_only_the_users_running_quiz_once(quiz: ServiceContext) -> None:
+    await seed(quiz.store)
+    config = QuizConfig(size=2)
+    for user in ("U1", "U2"):
+        await start_quiz(store=quiz.store, user_id=user, week=WEEK, config=config,
+                         generate=on_demand_generator(quiz.store, config))  # fmt: skip
+    stop = QuizStopRequest(user_id="U1")
+    first = await ask(quiz, QUIZ_STOP_SUBJECT, stop, QuizStopReply)
+    assert first.stopped and first.attempt_id is not None
+    ended = await quiz.store.quiz_attempts.get(first.attempt_id)
+    assert ended is not None and ended.status == "expired" and ended.user == "U1"
+    assert await ask(quiz, QUIZ_STOP_SUBJECT, stop, QuizStopReply) == QuizStopReply(stopped=False)
+    assert await quiz.store.quiz_attempts.get_active_attempt("U2") is not None  # untouched
 
 
 async def test_status_of_an_empty_graph_has_no_topic(quiz: ServiceContext) -> None:

@@ -202,7 +202,6 @@ async def test_unknown_expired_and_foreign_proposals(store: Store) -> None:
     publish = Recorder()
     missing = await decide_proposal(store=store, publish=publish, request=_decision("prop-nope"))
     assert missing.status == "not_found"
-    await store.settings.set("proposal:prop-other", {"kind": "something-else"})  # not one
     assert (
         await decide_proposal(store=store, publish=publish, request=_decision("prop-other"))
     ).status == "not_found"

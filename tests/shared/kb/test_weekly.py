@@ -8,6 +8,7 @@ from datetime import UTC, date, datetime
 
 import pytest
 
+from shared.errors import BadInputError
 from shared.kb import KbTopic
 from shared.kb.models import KbInputError
 from shared.kb.weekly import RELEVANCE_WEIGHTS, iso_week, weekly_topic
@@ -36,7 +37,7 @@ def test_iso_week(day: date, expected: str) -> None:
 
 
 def test_iso_week_rejects_non_dates() -> None:
-    with pytest.raises(KbInputError, match="needs a date"):
+    with pytest.raises(BadInputError, match="needs a date"):
         iso_week("2026-01-01")  # type: ignore[arg-type]
 
 

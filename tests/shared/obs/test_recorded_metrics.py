@@ -10,7 +10,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from shared.bus import SourceCompleted, SourceProgress, publish_event
 from shared.llm import call_llm
-from shared.runtime.service import ServiceContext, start_service, stop_service
+from shared.obs.host import Observability
+from shared.runtime.service import ServiceContext, ServiceSpec, start_service, stop_service
 from tests.fakes.anthropic_server import FakeAnthropic, rate_limited, text_reply
 from tests.fakes.fixtures import FAKE_ANTHROPIC_API_KEY
 
@@ -30,6 +31,12 @@ def _value(samples: dict[str, list], name: str, **labels: str) -> float:
     return sum(s.value for s in samples.get(name, []) if labels.items() <= s.labels.items())
 
 
+def observed(ctx: ServiceContext) -> Observability:
+    """The observability the host started for a service."""
+    assert ctx.obs is not None
+    return ctx.obs
+
+
 @pytest.fixture
 async def service(
     nats_url: str, unique: str, tmp_path: Path, fake_anthropic: FakeAnthropic,
@@ -42,10 +49,11 @@ async def service(
     }.items():  # fmt: skip
         monkeypatch.setenv(key, value)
 
-    async def register(ctx: ServiceContext) -> None:
+    def build(ctx: ServiceContext) -> ServiceSpec[None]:
         del ctx
+        return ServiceSpec(deps=None)
 
-    ctx = await start_service("obs", register=register, namespace=f"n{unique}")
+    ctx = await start_service("obs", build=build, namespace=f"n{unique}")
     try:
         yield ctx
     finally:
@@ -57,7 +65,7 @@ async def test_llm_calls_429s_and_limiter_waits(service, fake_anthropic: FakeAnt
     result = await call_llm(task="payroll", tier="fast", user="Wanneer?", max_tokens=64)
     assert result.text
     model = result.model
-    samples = await _scrape(service.extras["obs"].server.url)
+    samples = await _scrape(observed(service).server.url)
     assert _value(samples, "r42_llm_calls_total", task="payroll", outcome="ok") == 1
     assert _value(samples, "r42_llm_http_errors_total", status="429", model=model) == 1
     assert _value(samples, "r42_llm_limiter_pauses_total", model="haiku") == 1
@@ -70,7 +78,7 @@ async def test_llm_calls_429s_and_limiter_waits(service, fake_anthropic: FakeAnt
 
 
 async def test_ingest_progress_gauges_follow_a_source(service) -> None:
-    ns, url = service.namespace, service.extras["obs"].server.url
+    ns, url = service.namespace, observed(service).server.url
     progress = SourceProgress(source_id="src-1", chunks_done=2, chunks_total=5, actor="t")
     await publish_event(service.broker, progress, namespace=ns)
     samples = await _scrape(url)
@@ -88,7 +96,7 @@ async def test_ingest_progress_gauges_follow_a_source(service) -> None:
 
 
 async def test_readyz_fails_once_nats_is_gone(service) -> None:
-    server = service.extras["obs"].server
+    server = observed(service).server
     async with aiohttp.ClientSession() as http:
         async with http.get(f"{server.url}/readyz") as resp:
             assert resp.status == 200

@@ -29,8 +29,8 @@ async def write(db: str, index: int, rounds: int, sync_dir: Path) -> None:
                 for k in range(3)
             ] + [Topic(id=f"own-{index}-{round_}", label=f"p{index}", type="role")]  # fmt: skip
             await store.topics.upsert_many(topics)
-            await store.settings.update("counter", lambda v: v + 1, default=0)
-            await store.settings.update(f"done-{index}", lambda v: v + 1, default=0)
+            await store.merge_progress.add("counter", topics_added=1)
+            await store.merge_progress.add(f"done-{index}", topics_added=1)
     finally:
         await store.close()
 

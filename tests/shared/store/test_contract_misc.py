@@ -152,23 +152,3 @@ async def test_handbook_sync_and_curriculum(store: Store) -> None:
         await store.curriculum.set("2026-W99", "okr")
     with pytest.raises(BadInputError):
         await store.curriculum.set("2026-W11", "Not Kebab")
-
-
-async def test_settings_values_and_atomic_update(store: Store) -> None:
-    assert await store.settings.get("missing", {"d": 1}) == {"d": 1}
-    value = {"admins": ["U1"], "ratio": 0.5, "nested": {"$odd": "key.with.dots"}, "n": 2**70}
-    await store.settings.set("quiz", value)
-    assert await store.settings.get("quiz") == value
-    await store.settings.set("flag", False)
-    assert await store.settings.get("flag", True) is False
-    increments = [store.settings.update("counter", lambda v: v + 1, default=0) for _ in range(20)]
-    await asyncio.gather(*increments)
-    assert await store.settings.get("counter") == 20
-    assert await store.settings.all() == {"counter": 20, "flag": False, "quiz": value}
-    with pytest.raises(BadInputError):
-        await store.settings.set("bad", {1, 2})
-    with pytest.raises(BadInputError):
-        await store.settings.update("counter", lambda v: object())
-    assert await store.settings.get("counter") == 20
-    assert await store.settings.delete("flag") is True
-    assert await store.settings.delete("flag") is False

@@ -1,13 +1,19 @@
-"""Migrations 6 and 8 move the old settings rows into their own tables; nothing is lost."""
+"""Migrations 6 and 8 move the old settings rows into their own tables; nothing is lost.
+
+Migration 9 then drops the settings table: what no collection takes is named in the log.
+"""
 
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from shared.store import open_store
 from shared.store.sqlite.db import to_text
@@ -93,10 +99,13 @@ def write_store_at(path: Path, version: int, rows: dict[str, Any]) -> None:
         conn.execute("COMMIT")
 
 
-async def test_old_settings_rows_read_back_through_the_new_repositories(tmp_path: Path) -> None:
+async def test_old_settings_rows_read_back_through_the_new_repositories(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     path = tmp_path / "v4.db"
     write_v4_store(path)
-    store = await open_store(f"sqlite:///{path}")
+    with caplog.at_level(logging.WARNING, logger="shared.store"):
+        store = await open_store(f"sqlite:///{path}")
     try:
         at = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
         proposal = await store.proposals.get("prop-1")
@@ -134,32 +143,36 @@ async def test_old_settings_rows_read_back_through_the_new_repositories(tmp_path
         assert await store.turns.get("cm-1600000000.000100") is None  # past the retention
         flag = await store.flags.get("extractor.sample_handbook")
         assert flag is not None and flag.value == {"published": 4, "at": AT}
-        # Rows that are not recognised, or do not parse, stay in settings untouched.
-        assert await store.settings.all() == {
-            "proposal:prop-foreign": {"kind": "something-else"},
-            "feedback:broken": {"no": "fields"},
-            "something.else": [1, 2, 3],
-        }
+        # Rows no collection takes are named in the log before the settings table goes.
+        dropped = [r.getMessage() for r in caplog.records if "dropped" in r.getMessage()]
+        assert dropped and all(
+            key in dropped[-1] for key in ("proposal:prop-foreign", "feedback:broken",
+                                           "something.else")
+        )  # fmt: skip
     finally:
         await store.close()
+    assert "settings" not in _tables(path)
     again = await open_store(f"sqlite:///{path}")  # migrating again changes nothing
     try:
-        assert len(await again.settings.all()) == 3
         assert await again.proposals.get("prop-1") is not None
     finally:
         await again.close()
+
+
+def _tables(path: Path) -> set[str]:
+    with sqlite3.connect(path) as conn:
+        return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
 
 
 async def test_fresh_store_has_the_state_tables(tmp_path: Path) -> None:
     path = tmp_path / "fresh.db"
     store = await open_store(f"sqlite:///{path}")
     await store.close()
-    with sqlite3.connect(path) as conn:
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        rows = conn.execute("SELECT count(*) FROM settings").fetchone()[0]
+    tables = _tables(path)
     assert {"proposals", "feedback", "upload_messages", "merge_progress", "idempotency_keys",
-            "custom_topics", "flags", "locks"} <= tables  # fmt: skip
-    assert rows == 0
+            "custom_topics", "flags", "locks", "held_changes", "handbook_trees", "kb_version",
+            "current_sources", "conversation_refs"} <= tables  # fmt: skip
+    assert "settings" not in tables
     assert to_text(datetime(2026, 3, 2, tzinfo=UTC)) == "2026-03-02T00:00:00.000+00:00"
 
 
@@ -173,6 +186,6 @@ async def test_turn_rows_of_a_version_7_store_move_in_migration_8(tmp_path: Path
         assert turn is not None and turn.question == "Wat is OKR?"
         assert turn.prompt_version == "r42-v3" and turn.answer == "OKR staat voor …"
         assert turn.expires_at is not None and turn.expires_at > datetime.now(UTC)
-        assert await store.settings.all() == {"something.else": [1]}
     finally:
         await store.close()
+    assert "settings" not in _tables(path)

@@ -86,7 +86,7 @@ async def test_legacy_database_is_normalised(tmp_path: Path) -> None:
             ("hard one", "hard"),
         ]
         # New collections exist and work on the migrated file.
-        await store.settings.set("migrated", True)
+        assert await store.flags.set_if_absent("migrated")
     finally:
         await store.close()
     with sqlite3.connect(path) as conn:

@@ -24,7 +24,6 @@ from shared.store.mongo.queries import (
     relation_from_doc,
     relation_id,
     relation_upsert,
-    settings_cas_filter,
     topic_from_doc,
     topic_upsert,
     touching,
@@ -57,9 +56,11 @@ async def test_store_constructs_without_a_server() -> None:
         assert store.transactions is False
         for name in ("topics", "relations", "sources", "source_texts", "content", "quiz_banks",
                      "quiz_attempts", "scores", "threads", "suggestions", "llm_calls",
-                     "handbook_sync", "curriculum", "settings", "proposals", "feedback",
+                     "handbook_sync", "curriculum", "proposals", "feedback",
                      "upload_messages", "merge_progress", "idempotency", "custom_topics",
-                     "flags", "locks", "provenance", "curation", "change_log"):  # fmt: skip
+                     "flags", "locks", "provenance", "curation", "change_log", "held_changes",
+                     "handbook_trees", "kb_version", "current_sources",
+                     "conversation_refs"):  # fmt: skip
             assert hasattr(store, name), name
     finally:
         await store.close()
@@ -156,9 +157,27 @@ def test_pipelines() -> None:
     assert call_aggregate("task", None)[0] == {"$match": {}}
 
 
-def test_settings_cas_filter() -> None:
-    assert settings_cas_filter("k", {"_id": "k", "rev": 4}) == {"_id": "k", "rev": 4}
-    assert settings_cas_filter("k", {"_id": "k"}) == {"_id": "k", "rev": {"$exists": False}}
+def test_record_documents_read_back() -> None:
+    from shared.store import ChangeBatch, ConversationRef, HeldChange, KbChanges, Topic
+    from shared.store.mongo.records import _held, _ref, held_doc, ref_doc
+    from shared.store.mongo.undo import _batch, batch_doc
+
+    okr = Topic(id="okr", label="OKR", type="concept")
+    held = HeldChange(key="src-1:3", asserter="src-1", changes=KbChanges(topics_upsert=[okr]),
+                      topics=["okr"])  # fmt: skip
+    doc = held_doc(held)
+    assert doc["_id"] == "src-1:3" and doc["created_at"] is not None
+    assert _held(doc).model_dump(exclude={"created_at"}) == held.model_dump(exclude={"created_at"})
+    ref = ConversationRef(surface="teams", conversation_id="a:1", reference={"x": 1}, user_id="u")
+    assert ref_doc(ref)["_id"] == "teams|a:1"
+    assert _ref(ref_doc(ref)).model_dump(exclude={"updated_at"}) == ref.model_dump(
+        exclude={"updated_at"}
+    )
+    batch = ChangeBatch(id="undo-1", actor="extractor", topics_before=[okr], topics_absent=["n"])
+    stored = batch_doc(batch)
+    assert stored["applied"] is True and set(stored["before"]) >= {"topics_before"}
+    back = _batch(stored)
+    assert back.topics_before == [okr] and back.topics_absent == ["n"]
 
 
 def test_indexes_enforce_the_uniqueness_rules() -> None:

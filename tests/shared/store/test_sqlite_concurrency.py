@@ -21,11 +21,13 @@ async def _migrate(url: str) -> None:
     await store.close()
 
 
-async def _final_state(url: str) -> tuple[dict[str, object], set[str], list[str]]:
+async def _final_state(url: str) -> tuple[dict[str, int], set[str], list[str]]:
     store = await open_store(url)
     try:
         labels = [t.label for t in await store.topics.list(type="concept")]
-        return await store.settings.all(), await store.topics.ids(), labels
+        names = ["counter", *(f"done-{i}" for i in range(PROCESSES))]
+        counts = {n: (await store.merge_progress.get(n)).topics_added for n in names}
+        return counts, await store.topics.ids(), labels
     finally:
         await store.close()
 
@@ -65,8 +67,8 @@ def test_four_processes_lose_no_update(tmp_path: Path) -> None:
 
     assert _run_writers(db, sync_dir) == [(0, "")] * PROCESSES
 
-    settings, ids, labels = asyncio.run(_final_state(url))
-    assert settings == {"counter": PROCESSES * ROUNDS} | {
+    counts, ids, labels = asyncio.run(_final_state(url))
+    assert counts == {"counter": PROCESSES * ROUNDS} | {
         f"done-{i}": ROUNDS for i in range(PROCESSES)
     }
     own = {f"own-{i}-{r}" for i in range(PROCESSES) for r in range(ROUNDS)}

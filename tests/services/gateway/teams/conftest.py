@@ -5,19 +5,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
 
-from services.gateway.teams.app import (
-    GATEWAY_KEY,
-    SERVER_KEY,
-    choose_teams_mode,
-    make_on_started,
-    make_register,
-)
+from services.gateway.teams.app import TeamsDeps, build, choose_teams_mode
 from services.gateway.teams.surface import TeamsGateway
 from shared.bus import (
     CHAT_SUBJECT,
@@ -37,6 +32,12 @@ from tests.services.gateway.teams.activities import ADMIN_AAD, personal_conversa
 from tests.services.gateway.teams.card_schema import assert_valid_card
 
 
+def teams_deps(ctx: ServiceContext) -> TeamsDeps:
+    """The Teams gateway service's dependencies (its gateway and server once serving)."""
+    assert ctx.spec is not None and isinstance(ctx.spec.deps, TeamsDeps)
+    return ctx.spec.deps
+
+
 @dataclass
 class Teams:
     """A running Teams gateway, its endpoint and the fake connector it replies to."""
@@ -49,7 +50,7 @@ class Teams:
     @property
     def gw(self) -> TeamsGateway:
         """The TeamsGateway object."""
-        return self.ctx.extras[GATEWAY_KEY]  # type: ignore[no-any-return]
+        return teams_deps(self.ctx).current()
 
     @property
     def namespace(self) -> str:
@@ -105,13 +106,10 @@ async def teams(teams_env: None, connector: FakeBotConnector, unique: str) -> As
     settings = build_settings()
     mode = choose_teams_mode(settings, port=0)
     ctx = await start_service(
-        "gateway",
-        register=make_register(),
-        on_started=make_on_started(mode),
-        settings=settings,
-        namespace=f"t{unique}",
+        "gateway", build=partial(build, mode=mode), settings=settings, namespace=f"t{unique}"
     )
-    server = ctx.extras[SERVER_KEY]
+    server = teams_deps(ctx).server
+    assert server is not None  # serving once start_service returns
     owners = await start_owners(settings, namespace=ctx.namespace)
     http = aiohttp.ClientSession()
     ctx.closers.insert(0, http.close)

@@ -11,9 +11,8 @@ from PIL import Image
 from services.gateway.teams import cards, views
 from services.gateway.teams import views_learn as vl
 from shared.bus import ChatReply, ContentReady, ContentRequested, SourceRef
-from shared.bus import subscribe_event as subscribe
 from shared.config import build_settings
-from shared.runtime.service import ServiceContext
+from shared.runtime.service import ServiceContext, Subscription
 from shared.store import Content, Topic
 from tests.services.gateway.conftest import R42Stub
 from tests.services.gateway.harness import start_stub, stop_all
@@ -115,17 +114,11 @@ async def start_content_service(teams: Teams) -> ServiceContext:
             namespace=stub.namespace,
         )  # fmt: skip
 
-    async def register(ctx: ServiceContext) -> None:
-        subscribe(
-            ctx.broker,
-            ContentRequested,
-            durable="content-req",
-            handler=on_requested,
-            namespace=ctx.namespace,
-        )
-
     stub = await start_stub(
-        "content", build_settings(), namespace=teams.namespace, register=register
+        "content",
+        build_settings(),
+        namespace=teams.namespace,
+        subscriptions=[Subscription(ContentRequested, "content-req", on_requested)],
     )
     return stub
 

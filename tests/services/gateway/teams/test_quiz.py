@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from shared.bus import QuizAnswered, QuizRequested
-from shared.bus import subscribe_event as subscribe
 from shared.config import build_settings
-from shared.runtime.service import ServiceContext
+from shared.runtime.service import ServiceContext, Subscription
 from shared.store import QuizAttempt
 from tests.fakes.bot_connector import Recorded
 from tests.services.gateway.conftest import R42Stub
@@ -43,25 +42,16 @@ def execute_actions(call: Recorded) -> list[dict]:
 async def start_quiz_service(teams: Teams) -> tuple[QuizStub, ServiceContext]:
     stub = QuizStub()
 
-    async def register(ctx: ServiceContext) -> None:
-        stub.ctx = ctx
-        subscribe(
-            ctx.broker,
-            QuizRequested,
-            durable="quiz-req",
-            handler=stub.on_requested,
-            namespace=ctx.namespace,
-        )
-        subscribe(
-            ctx.broker,
-            QuizAnswered,
-            durable="quiz-ans",
-            handler=stub.on_answered,
-            namespace=ctx.namespace,
-        )
-
-    ctx = await start_stub("quiz", build_settings(), namespace=teams.namespace, register=register)
-    return stub, ctx
+    stub.ctx = await start_stub(
+        "quiz",
+        build_settings(),
+        namespace=teams.namespace,
+        subscriptions=[
+            Subscription(QuizRequested, "quiz-req", stub.on_requested),
+            Subscription(QuizAnswered, "quiz-ans", stub.on_answered),
+        ],
+    )
+    return stub, stub.ctx
 
 
 async def test_quiz_played_through_card_actions(teams: Teams, r42: R42Stub) -> None:
