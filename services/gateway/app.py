@@ -10,14 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-<<<<<<< HEAD
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
-=======
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
->>>>>>> main
+from typing import TYPE_CHECKING, Any
 
 from services.gateway.slack.service import Mode, SlackRuntime, choose_mode
 from shared.errors import TransientError
