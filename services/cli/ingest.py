@@ -23,6 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
+from services.cli.ingest_resume import ingest_leases, resume_event, unfinished_source
 from services.extractor.handbook import FileOutcome, github_client, sync_handbook
 from services.extractor.lifecycle import delete_source
 from services.extractor.local import follow_sources, ingest_locally
@@ -264,6 +265,13 @@ async def ingest_files(
         bars = SourceBars(new_progress(console))
         events: list[SourceUploaded] = []
         for name, text in files:
+            interrupted = await unfinished_source(session.store, name=name, text=text)
+            if interrupted is not None:
+                # A killed earlier ingest: continue it from its merge marks, same source id.
+                console.print(f"resuming {name} as source {interrupted.id} (interrupted)")
+                bars.add(interrupted.id, name)
+                events.append(resume_event(interrupted, text, actor="cli"))
+                continue
             reg = await register_upload(session.store, name=name, text=text,
                                         uploaded_by=who, actor="cli")  # fmt: skip
             if reg.duplicate_of is not None:
@@ -277,10 +285,12 @@ async def ingest_files(
             if not (finished and wait):
                 return 0 if finished else 1
         elif events:
-            with bars.progress:
-                await ingest_locally(store=session.store, source_ids=list(bars.tasks),
-                                     limiter=session.limiter, options=extract_options(),
-                                     observer=bars.on_event)  # fmt: skip
+            # Leased while this process works on them: a rerun after a kill can tell.
+            async with ingest_leases(session.store.locks, list(bars.tasks)):
+                with bars.progress:
+                    await ingest_locally(store=session.store, source_ids=list(bars.tasks),
+                                         limiter=session.limiter, options=extract_options(),
+                                         observer=bars.on_event)  # fmt: skip
         ended = [await session.store.sources.get(source_id) for source_id in bars.tasks]
     failed = [s for s in ended if s is None or s.status != "completed"]
     for source in failed:

@@ -25,14 +25,21 @@ from services.quiz.attempts import (
     start_quiz,
 )
 from services.quiz.gate import fold
-from services.quiz.generation import GenerationResult, generate_questions
+from services.quiz.generation import GenerationResult, generate_questions, regenerate_bank
 from services.quiz.models import MAX_BATCH
 from services.quiz.offline import offline_plans
 from shared.config import Settings, build_settings
 from shared.errors import R42Error
 from shared.identity import local_user_id
 from shared.llm import LLMCallRecord, configure_llm, reset_llm
-from shared.store import LeaderboardEntry, Store, describe_validation, iso_week, open_store
+from shared.store import (
+    AuditEntry,
+    LeaderboardEntry,
+    Store,
+    describe_validation,
+    iso_week,
+    open_store,
+)
 
 T = TypeVar("T")
 DIFFICULTY_NL = {"easy": "makkelijk", "medium": "gemiddeld", "hard": "moeilijk"}
@@ -142,6 +149,36 @@ def generate_command(
     console.print(
         f"{len(result.duplicates)} duplicate(s) dropped; the bank now holds "
         f"{bank_size} question(s){offline}"
+    )
+
+
+def bank_regenerate_command(
+    topic: Annotated[str, typer.Argument(help="Topic id (or its exact label).")],
+    count: Annotated[
+        int, typer.Option("--count", "-n", min=1, max=MAX_BATCH, help="Questions to ask for.")
+    ] = 10,
+    store: StoreOption = None,
+) -> None:
+    """Replace a topic's quiz bank with a fresh batch (a rejected batch changes nothing)."""
+    user = local_user_id()
+
+    async def action(s: Store) -> tuple[GenerationResult, int, int]:
+        topic_id = await _resolve_topic(s, topic)
+        result, removed = await regenerate_bank(store=s, topic_id=topic_id, count=count)
+        bank = await s.quiz_banks.get(topic_id)
+        after = {"added": len(result.added), "removed": removed,
+                 "rejected": result.rejected}  # fmt: skip
+        await s.audit.record(AuditEntry(actor=user, action="quiz.bank_regenerate",
+                                        target=topic_id, allowed=True, after=after,
+                                        surface="cli"))  # fmt: skip
+        return result, removed, len(bank.questions) if bank else 0
+
+    result, removed, size = run_with_quiz(_settings(store), action)
+    if not result.ok:
+        fail(f"batch rejected, bank unchanged: {result.rejected}")
+    Console(highlight=False).print(
+        f"{result.topic_id}: {len(result.added)} new question(s), {removed} old one(s) removed, "
+        f"{len(result.duplicates)} repeated and kept; the bank now holds {size} question(s)"
     )
 
 
@@ -256,5 +293,8 @@ def register(app: typer.Typer) -> None:
     )
     quiz.command("generate")(generate_command)
     quiz.command("take")(take_command)
+    bank = typer.Typer(help="A topic's question bank.", no_args_is_help=True)
+    bank.command("regenerate")(bank_regenerate_command)
+    quiz.add_typer(bank, name="bank")
     app.add_typer(quiz, name="quiz")
     app.command("leaderboard")(leaderboard_command)

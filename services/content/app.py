@@ -11,7 +11,16 @@ from services.content.ports import ContentStore
 from services.content.rpc import REFINE_SUBJECT, RefineRequest
 from services.content.service import Publish
 from services.content.stale import mark_stale_content
+from services.content.stale_rpc import answer_regenerate, answer_stale
 from shared.bus import ContentRequested, KbUpdated
+from shared.bus.stale_rpc import (
+    STALE_LIST_SUBJECT,
+    STALE_REGENERATE_SUBJECT,
+    RegenerateReply,
+    RegenerateRequest,
+    StaleListReply,
+    StaleListRequest,
+)
 from shared.runtime.service import Rpc, ServiceContext, ServiceSpec, Subscription
 
 log = logging.getLogger(__name__)
@@ -41,6 +50,12 @@ def build(ctx: ServiceContext) -> ServiceSpec[ContentDeps]:
     async def refine(request: RefineRequest) -> handlers.RefineReply:
         return await handlers.refine(request, store=deps.store, admins=ctx.settings.admins)
 
+    async def stale(request: StaleListRequest) -> StaleListReply:
+        return await answer_stale(request, store=deps.store, admins=ctx.settings.admins)
+
+    async def regenerate(request: RegenerateRequest) -> RegenerateReply:
+        return await answer_regenerate(request, store=deps.store, admins=ctx.settings.admins)
+
     async def flag_stale() -> None:
         stale = await mark_stale_content(deps.store)
         if stale:
@@ -65,7 +80,11 @@ def build(ctx: ServiceContext) -> ServiceSpec[ContentDeps]:
             ),
             Subscription(KbUpdated, KB_DURABLE, on_kb),
         ],
-        rpc=[Rpc(REFINE_SUBJECT, RefineRequest, refine, max_concurrency=4)],
+        rpc=[
+            Rpc(REFINE_SUBJECT, RefineRequest, refine, max_concurrency=4),
+            Rpc(STALE_LIST_SUBJECT, StaleListRequest, stale, max_concurrency=2),
+            Rpc(STALE_REGENERATE_SUBJECT, RegenerateRequest, regenerate, max_concurrency=1),
+        ],
         on_started=[flag_stale],
         offline_plans=offline_plans(),
     )

@@ -130,3 +130,30 @@ async def regenerate(
             continue
         results.append(RegenResult(topic_id, tuple(done)))
     return results
+
+
+async def regenerate_parts(
+    store: ContentStore, parts: Sequence[tuple[str, str]]
+) -> list[RegenResult]:
+    """Regenerate exactly these (topic id, kind) parts, topic by topic."""
+    targets: dict[str, list[str]] = {}
+    for topic_id, kind in parts:
+        if kind in KINDS and kind not in targets.setdefault(topic_id, []):
+            targets[topic_id].append(kind)
+    results = []
+    for topic_id, kinds in targets.items():
+        topic = await get_topic(store, topic_id)
+        if topic is None:
+            results.append(RegenResult(topic_id, (), "no topic with this id (KG or custom)"))
+            continue
+        done: list[str] = []
+        try:
+            for kind in kinds:
+                outcome = await ensure_content(store, topic=topic, content_type=kind, force=True)
+                done.extend(outcome.generated)
+        except R42Error as exc:
+            log.warning("regenerating %s failed: %s", topic_id, exc)
+            results.append(RegenResult(topic_id, tuple(done), str(exc)))
+            continue
+        results.append(RegenResult(topic_id, tuple(done)))
+    return results

@@ -8,11 +8,12 @@ value into a suggestion for the admins instead.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from services.extractor.ports import ExtractorStore
-from shared.store import Topic
+from shared.store import Suggestion, Topic
 
 CURATABLE = ("label", "description", "type", "learning_relevance")
 
@@ -77,3 +78,40 @@ def keep_curated(
         update["relevance_locked"] = before.relevance_locked
         out.append(topic.model_copy(update=update))
     return out, suggestions
+
+
+CURATED_FIELD = "curated_field"
+"""Suggestion context kind: an extraction differs from a field an admin set."""
+
+
+async def suggest_differences(
+    store: ExtractorStore, found: Iterable[FieldSuggestion], planned: Mapping[str, Topic], *,
+    source_name: str, source_id: str,
+) -> int:  # fmt: skip
+    """Store each differing extracted value as a pending suggestion for the admins.
+
+    The id derives from (topic, field, value), so a redelivery or a second source saying
+    the same thing adds nothing; an empty extracted value is no suggestion.
+    """
+    created = 0
+    for item in found:
+        topic = planned.get(item.topic_id)
+        if topic is None or not item.extracted.strip():
+            continue
+        digest = hashlib.sha256(f"{item.topic_id}|{item.field}|{item.extracted}".encode())
+        suggestion_id = f"field-{digest.hexdigest()[:16]}"
+        if await store.suggestions.get(suggestion_id) is not None:
+            continue
+        shown = topic.model_dump(include={"id", "label", "type", "description",
+                                          "learning_relevance"})  # fmt: skip
+        shown[item.field] = item.extracted
+        await store.suggestions.create(Suggestion(
+            id=suggestion_id, proposed_by="extractor",
+            delta={"reason": f"{source_name} describes the {item.field} of {item.topic_id} "
+                             "differently from what an admin set", "topics": [shown]},
+            context={"kind": CURATED_FIELD, "topic_id": item.topic_id, "field": item.field,
+                     "curated": item.curated, "extracted": item.extracted,
+                     "source_id": source_id, "source": source_name},
+        ))  # fmt: skip
+        created += 1
+    return created

@@ -6,13 +6,16 @@ import logging
 from collections.abc import Callable
 from typing import Literal
 
+from pydantic import ValidationError
+
+from services.extractor.curation import CURATABLE, CURATED_FIELD
 from services.extractor.outcomes import Publish, publish_kb_updated
 from services.extractor.ports import ExtractorStore
 from services.extractor.provenance import ADMIN, add_assertions
 from shared.bus import KbDeltaDecided
 from shared.errors import BadInputError
 from shared.kb import GraphDelta, validate_delta
-from shared.store import KbChanges, Relation, Topic, TopicMetadata
+from shared.store import KbChanges, Relation, Suggestion, Topic, TopicMetadata
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +87,9 @@ async def decide_suggestion(
             event.suggestion_id, approve=False, by=event.decided_by
         )
         return ("rejected" if decided is not None else "already_decided"), 0, 0
+    if suggestion.context.get("kind") == CURATED_FIELD:
+        applied = await _apply_field(store, suggestion, event, publish)
+        return applied, int(applied == "applied"), 0
     delta = validate_delta(suggestion.delta, await store.topics.list())
     if delta is not None:
         # A redelivery (or an overlapping proposal) must not count existing relations.
@@ -111,3 +117,34 @@ async def decide_suggestion(
     if decided is None:
         log.warning("suggestion %s was decided concurrently", event.suggestion_id)
     return outcome, *counts
+
+
+async def _apply_field(
+    store: ExtractorStore, suggestion: Suggestion, event: KbDeltaDecided, publish: Publish
+) -> DecisionOutcome:
+    """An approved extracted value of a curated field replaces the admin's (still curated)."""
+    context = suggestion.context
+    topic_id, field, value = context.get("topic_id"), context.get("field"), context.get("extracted")
+    topic = await store.topics.get(str(topic_id)) if isinstance(topic_id, str) else None
+    outcome: DecisionOutcome = "nothing_to_apply"
+    if topic is not None and field in CURATABLE and isinstance(value, str):
+        try:
+            updated = Topic.model_validate({**topic.model_dump(), str(field): value})
+        except ValidationError as exc:
+            raise BadInputError(
+                f"suggestion {suggestion.id}: {field} {value!r} is invalid"
+            ) from exc
+        if updated != topic:
+            await store.apply_kb_changes(KbChanges(topics_upsert=[updated]))
+            # The approving admin set it now: extraction keeps this value from here on.
+            await store.curation.mark(topic.id, [field], by=event.decided_by)
+            await publish_kb_updated(
+                store, publish, changed_ids=[topic.id],
+                reason=f"suggestion {suggestion.id} approved by {event.decided_by}",
+                key=("suggestion", suggestion.id), correlation_id=event.correlation_id,
+            )  # fmt: skip
+            outcome = "applied"
+    decided = await store.suggestions.decide(suggestion.id, approve=True, by=event.decided_by)
+    if decided is None:
+        log.warning("suggestion %s was decided concurrently", suggestion.id)
+    return outcome

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from services.extractor.curation import curation_marks, keep_curated
+from services.extractor.curation import curation_marks, keep_curated, suggest_differences
 from services.extractor.outcomes import (
     RUNNING,
     Publish,
@@ -191,9 +191,12 @@ async def _apply_chunk(
     plan, existing = await plan_against_store(store, event.topics, event.relations)
     metadata = {"source": source.name, "source_id": source.id,
                 "prompt_version": event.prompt_version}  # fmt: skip
-    # What an admin set is kept; the extraction's differing value is only logged.
+    # What an admin set is kept; a differing extracted value becomes a suggestion for them.
     marks = await curation_marks(store, existing)
-    upserts, _ = keep_curated(topics_for_store(plan, existing, metadata=metadata), existing, marks)
+    planned = topics_for_store(plan, existing, metadata=metadata)
+    upserts, differing = keep_curated(planned, existing, marks)
+    await suggest_differences(store, differing, {t.id: t for t in planned},
+                              source_name=source.name, source_id=source.id)  # fmt: skip
     changes = KbChanges(topics_upsert=upserts, relations_upsert=relations_for_store(plan))
     asserted = asserted_by_result(plan, existing, event.topics, event.relations)
     pending = pending_of_plan(plan, source_id=source.id, chunk_index=event.chunk_index)

@@ -113,13 +113,13 @@ class ExtractorStore(Protocol):
         ...
 
     @property
-    def audit(self) -> AuditRepository:
-        """Admin actions on the graph, refusals included."""
+    def idempotency(self) -> IdempotencyRepository:
+        """Short-lived records: stored graph-analysis plans."""
         ...
 
     @property
-    def idempotency(self) -> IdempotencyRepository:
-        """Short-lived records: stored graph-analysis plans."""
+    def audit(self) -> AuditRepository:
+        """Admin actions on the graph, refusals included."""
         ...
 
     async def apply_kb_changes(

@@ -201,3 +201,23 @@ async def generate_questions(
         rng=rng or random.Random(),
         offline=result.offline,
     )
+
+
+async def regenerate_bank(
+    *, store: QuizStore, topic_id: str, count: int = DEFAULT_COUNT
+) -> tuple[GenerationResult, int]:
+    """A fresh batch replaces a topic's bank; a rejected batch leaves it as it was.
+
+    The new questions are added first, then the old ones go (a quiz being taken never sees an
+    empty bank); an old question the new batch repeated stays. Returns (result, removed).
+    """
+    bank = await store.quiz_banks.get(topic_id)
+    old = {q.key for q in bank.questions} if bank else set()
+    result = await generate_questions(store=store, topic_id=topic_id, count=count)
+    if not result.ok or not result.added:
+        return result, 0
+    keep = {q.key for q in result.added} | {question_key(d) for d in result.duplicates}
+    removed = 0
+    for key in sorted(old - keep):
+        removed += await store.quiz_banks.remove_question(topic_id, key)
+    return result, removed

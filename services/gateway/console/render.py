@@ -27,6 +27,10 @@ CONSOLE_HELP = """Typ een vraag voor R42, of een commando:
   /graph ONDERWERP                      een onderwerp en zijn buren
   /topic ONDERWERP                      de kaart van een onderwerp; /topic edit|delete|
                                         merge|relate|unrelate ID … (beheerders)
+  /analyze                              de kennisgraaf analyseren; acties kiezen (beheerders)
+  /undo ID                              een toegepaste analyse ongedaan maken
+  /stale                                verouderde leerinhoud vernieuwen (beheerders)
+  /curriculum [A; B; …]                 de komende weken; met onderwerpen: de volgorde
   /diagnostics                          recente LLM-aanroepen en kosten
   /clear                                begin een nieuw gesprek
   /help, /quit

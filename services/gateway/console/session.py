@@ -17,6 +17,7 @@ from rich.text import Text
 from services.gateway.console import render
 from services.gateway.console.admin import AdminCommands
 from services.gateway.console.base import InputFn, ask
+from services.gateway.console.curation import CurationCommands
 from services.gateway.console.learning import LearningCommands
 from services.gateway.console.topics import TopicCommands
 from services.gateway.core import GatewayClient
@@ -45,7 +46,7 @@ GREETINGS = frozenset(
 YES, NO = ("j", "ja", "y", "yes"), ("n", "nee", "no")
 
 
-class ConsoleSession(LearningCommands, AdminCommands, TopicCommands):
+class ConsoleSession(LearningCommands, AdminCommands, TopicCommands, CurationCommands):
     """One console user talking to R42."""
 
     async def loop(self) -> None:
@@ -80,6 +81,10 @@ class ConsoleSession(LearningCommands, AdminCommands, TopicCommands):
             "suggestions": self.suggestions,
             "graph": self.graph,
             "topic": self.topic,
+            "analyze": self.analyze,
+            "undo": self.undo,
+            "stale": self.stale,
+            "curriculum": self.curriculum,
             "diagnostics": self.diagnostics,
             "sync": self.sync,
             "clear": self.clear,

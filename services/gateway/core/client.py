@@ -20,6 +20,7 @@ from services.gateway.core.quiz import QuizCalls
 from services.gateway.core.reads import ReadCalls
 from services.gateway.core.reviews import ReviewCalls
 from services.gateway.core.sources import SourceCalls
+from services.gateway.core.stale import StaleCalls
 from services.gateway.core.topics import TopicCalls
 from shared.config import Settings
 from shared.store import Store
@@ -55,9 +56,10 @@ class GatewayClient:
         self.sources = SourceCalls(self.ctx)
         self.reviews = ReviewCalls(self.ctx)
         self.reads = ReadCalls(self.ctx)
-        self.topics = TopicCalls(self.ctx)
         self.analysis = AnalysisCalls(self.ctx)
         self.curriculum = CurriculumCalls(self.ctx)
+        self.stale = StaleCalls(self.ctx)
+        self.topics = TopicCalls(self.ctx)
 
     @property
     def settings(self) -> Settings:

@@ -18,6 +18,7 @@ from services.gateway.slack.listeners import (
     fallbacks,
     learn,
     quiz,
+    stale,
     topics,
 )
 
@@ -47,7 +48,7 @@ def build_app(
         logger=logger,
     )
     assistant.register(app, gw)  # middleware: takes DM thread messages before `message`
-    for feature in (chat, learn, quiz, admin, topics, analyze, curriculum):
+    for feature in (chat, learn, quiz, admin, topics, analyze, curriculum, stale):
         feature.register(app, gw)
     fallbacks.register(app)  # last: Bolt runs the first listener that matches
     return app

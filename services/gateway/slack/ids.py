@@ -29,6 +29,10 @@ PLAN_APPLY = "r42_plan_apply"
 PLAN_DISCARD = "r42_plan_discard"
 PLAN_UNDO = "r42_plan_undo"
 
+STALE_PICK_PREFIX = "r42_stale_pick_"
+STALE_PICK_RE = re.compile(r"^r42_stale_pick_\d+$")
+STALE_REGENERATE = "r42_stale_regenerate"
+
 CURRICULUM_EDIT = "r42_curriculum_edit"
 CURRICULUM_CLEAR = "r42_curriculum_clear"
 CURRICULUM_VIEW = "r42_curriculum"

@@ -122,3 +122,42 @@ def test_take_without_user_scores_the_console_identity(db: str, monkeypatch) -> 
     assert result.exit_code == 0, result.output
     board = json.loads(run("leaderboard", "--week", "--json").output)
     assert [e["user"] for e in board["entries"]] == [f"console-{getpass.getuser()}"]
+
+
+def bank_keys(url: str, topic: str) -> set[str]:
+    async def read() -> set[str]:
+        store = await open_store(url)
+        try:
+            bank = await store.quiz_banks.get(topic)
+            return {q.key for q in bank.questions} if bank else set()
+        finally:
+            await store.close()
+
+    return asyncio.run(read())
+
+
+def test_bank_regenerate_replaces_the_bank_and_a_rejection_keeps_it(
+    db: str, fake_anthropic: FakeAnthropic, fake_llm: LLMRuntime
+) -> None:
+    old = [question(text=f"Oude vraag {i} over onboarding?") for i in range(3)]
+    fake_anthropic.enqueue(tool_reply(TOOL_NAME, {"questions": old}))
+    assert run("quiz", "generate", "onboarding", "--count", "3").exit_code == 0
+    before = bank_keys(db, "onboarding")
+    assert len(before) == 3
+
+    # The quality gate refuses the batch: the old bank stays, the reason is shown.
+    fake_anthropic.enqueue(
+        tool_reply(TOOL_NAME, {"questions": [question(options=["Ja", "Nee", "ja", "Soms"])]})
+    )
+    refused = run("quiz", "bank", "regenerate", "onboarding", "--count", "1")
+    assert refused.exit_code == 1 and "not 4 distinct answers" in refused.output
+    assert bank_keys(db, "onboarding") == before
+
+    # A good batch replaces it; a question it repeats stays once.
+    fresh = [question(text=f"Nieuwe vraag {i} over onboarding?") for i in range(2)]
+    fake_anthropic.enqueue(tool_reply(TOOL_NAME, {"questions": [*fresh, old[0]]}))
+    done = run("quiz", "bank", "regenerate", "onboarding", "--count", "3")
+    assert done.exit_code == 0, done.output
+    assert "2 new question(s), 2 old one(s) removed, 1 repeated and kept" in done.output
+    after = bank_keys(db, "onboarding")
+    assert len(after) == 3 and len(after & before) == 1

@@ -44,6 +44,7 @@ dat …". Je bevestigt het voorstel en een beheerder keurt het goed.
 • `/r42 ingest` — plak een bron of deel een tekstbestand met R42 in een DM.
 • `/r42 suggestions` — openstaande voorstellen beoordelen.
 • `/r42 analyze` — de kennisgraaf laten analyseren; kies welke acties je toepast.
+• `/r42 stale` — verouderde leerinhoud; vernieuw wat je aanvinkt.
 • `/r42 curriculum` — de onderwerpen van de komende weken (beheerders: de volgorde).
 • `/r42 diagnostics` — recente LLM-aanroepen en kosten."""
 

@@ -90,9 +90,23 @@ def final_blocks(*, score: int, count: int, week: str) -> Blocks:
     ]
 
 
-def quiz_unavailable_blocks(reason: str) -> Blocks:
-    """Why the quiz could not start."""
-    return [section(f":warning: De quiz kon niet starten: {escape(truncate(reason, 2000))}")]
+def quiz_unavailable_blocks(reason: str, *, retry: bool = False) -> Blocks:
+    """Why the quiz could not start; with `retry` a button that asks again (new questions)."""
+    blocks = [section(f":warning: De quiz kon niet starten: {escape(truncate(reason, 2000))}")]
+    if retry:
+        blocks.append(
+            context(
+                "Keurde de kwaliteitscontrole de vragen af? Opnieuw proberen laat een nieuwe "
+                "reeks maken."
+            )
+        )
+        blocks.append(
+            ActionsBlock(
+                block_id="quiz_retry",
+                elements=[button("Opnieuw proberen", ids.QUIZ_START, "retry", style="primary")],
+            ).to_dict()
+        )
+    return blocks
 
 
 def ranking_text(entries: Sequence[LeaderboardEntry], *, me: str | None) -> str:

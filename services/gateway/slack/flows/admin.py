@@ -11,7 +11,7 @@ from services.gateway.slack.api import Blocks
 from services.gateway.slack.blocks import admin as ba
 from services.gateway.slack.blocks.home import home_view
 from services.gateway.slack.blocks.kit import escape, notice_blocks, section
-from services.gateway.slack.flows import analyze, curriculum, reviews, topics
+from services.gateway.slack.flows import analyze, curriculum, reviews, stale, topics
 from services.gateway.slack.flows.chat import conversation_key
 from services.gateway.slack.gateway import Reply, SlackGateway
 from shared.errors import BadInputError, BusError, R42Error
@@ -50,6 +50,8 @@ async def r42_command(
             await respond(ba.sources_blocks(sources, admin=client.is_admin(user)), "Bronnen")
         elif sub == "suggestions":
             await respond(*await reviews.suggestions_list(gw, user=user))
+        elif sub == "stale":
+            await stale.show(gw, user=user, respond=respond)
         elif sub == "curriculum":
             await curriculum.show(gw, user=user, respond=respond)
         elif sub == "analyze":

@@ -46,7 +46,8 @@ async def on_quiz_ready(gw: SlackGateway, event: QuizReady) -> None:
         return
     if not event.ok or not event.attempt_id:
         reason = event.error or "onbekende fout"
-        await gw.api.update(channel, ts, bq.quiz_unavailable_blocks(reason), text=reason)
+        blocks = bq.quiz_unavailable_blocks(reason, retry=True)
+        await gw.api.update(channel, ts, blocks, text=reason)
         return
     try:
         q = parse_question(event.question)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from services.gateway.slack import ids
+from services.gateway.slack.blocks.kit import block_problems
 from services.gateway.slack.listeners.quiz import QUIZ_ACK
 from shared.bus import QuizAnswered, QuizReady, QuizRequested, QuizScored, publish_event
 from shared.runtime.service import ServiceContext, Subscription
@@ -210,6 +211,14 @@ async def test_quiz_unavailable_is_explained(
     await gateway.command("/quiz")
     update = (await fake_slack.wait_for("chat.update"))[0]
     assert "nog geen vragen" in json.dumps(update.args["blocks"])
+    assert block_problems(update.args["blocks"]) == []
+    retry = next(e for b in update.args["blocks"] if b["type"] == "actions" for e in b["elements"])
+    assert retry["action_id"] == ids.QUIZ_START
+
+    # Retry asks the quiz service again (a fresh request, so nothing dedupes it away).
+    await gateway.action(ids.QUIZ_START, retry["value"], blocks=update.args["blocks"])
+    again = (await fake_slack.wait_for("chat.update", 2))[1]
+    assert "nog geen vragen" in json.dumps(again.args["blocks"])
 
 
 async def test_quiz_stop_abandons_and_a_stale_click_shows_the_quiz_ended(
