@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import random
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import cast
@@ -29,7 +28,6 @@ log = logging.getLogger(__name__)
 TASK = "quiz.generate"
 DEFAULT_COUNT = 10
 MAX_OTHER_TOPICS = 12
-_LOC_MSG_RE = re.compile(r"'loc': \(([^)]*)\), 'msg': (['\"])(.*?)\2[,}]")
 
 
 @dataclass(frozen=True)
@@ -53,15 +51,18 @@ def describe_rejection(exc: Exception) -> str:
     """A readable reason for a model output that failed validation (1-based question numbers)."""
     if not isinstance(exc, LLMValidationError):
         return f"the model's output was unusable: {exc}"
+    # shared.llm words it "… does not match Model: loc.path: message; loc.path: message".
+    listed = str(exc).split(" does not match ", 1)[-1].partition(": ")[2]
     parts = []
-    for loc, _, msg in _LOC_MSG_RE.findall(str(exc)):
-        tokens = [t.strip().strip("'\"") for t in loc.split(",") if t.strip()]
+    for item in filter(None, listed.split("; ")):
+        loc, sep, msg = item.partition(": ")
+        tokens = loc.split(".") if sep else []
         if len(tokens) >= 2 and tokens[0] == "questions" and tokens[1].isdigit():
             field_path = ".".join(tokens[2:])
             where = f"question {int(tokens[1]) + 1}" + (f": {field_path}" if field_path else "")
+            parts.append(f"{where}: {msg}")
         else:
-            where = ".".join(tokens) or "input"
-        parts.append(f"{where}: {msg}")
+            parts.append(item)
     detail = "; ".join(parts) if parts else str(exc)
     return f"the model's questions failed validation: {detail}"
 

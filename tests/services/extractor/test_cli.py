@@ -96,10 +96,11 @@ def test_bad_files_are_rejected_and_nothing_is_stored(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2
     output = " ".join(result.output.split())
-    assert "skipped " in output and "empty.md is empty" in output
+    # A file named on its own that cannot be read is refused, not skipped (an empty one too).
+    assert "skipped " not in output and "empty.md is empty" in output
     assert "image.md is a binary file" in output and "the limit is 200 B" in output
     assert "latin1.md is not UTF-8" in output and "Latin-1" in output  # a warning only
-    assert "nothing was ingested" in output
+    assert "nothing was ingested: 3 files refused" in output
     assert not (tmp_path / "data" / "r42.db").exists()
 
 

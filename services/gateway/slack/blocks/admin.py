@@ -43,12 +43,9 @@ HELP_TEXT = """*R42 — wat kan ik?*
 • `/r42 clear` — begin een nieuw gesprek.
 • `/r42 sources` — bronnen en hun status.
 • `/r42 graph ONDERWERP` — een onderwerp en zijn buren in de kennisgraaf.
-<<<<<<< HEAD
+• `/r42 topic ONDERWERP` — de kaart van een onderwerp (beheerders: bewerken, vergrendelen).
 • Iets toevoegen? Vraag het gewoon: "Kun je een onderwerp toevoegen over …?" of "Voeg toe \
 dat …". Je bevestigt het voorstel en een beheerder keurt het goed.
-=======
-• `/r42 topic ONDERWERP` — de kaart van een onderwerp (beheerders: bewerken, vergrendelen).
->>>>>>> main
 *Beheerders*
 • `/r42 ingest` — plak een bron of deel een tekstbestand met R42 in een DM.
 • `/r42 suggestions` — openstaande voorstellen beoordelen.
