@@ -9,7 +9,7 @@ from services.extractor.ports import ExtractorStore
 from services.extractor.provenance import ADMIN, asserters_of_topic
 from shared.bus.topic_rpc import TopicCard, TopicCardReply, TopicNeighbour, TopicSourceRef
 from shared.config import Settings
-from shared.kb import fold_text
+from shared.kb import match_label
 from shared.store import Topic
 
 HANDBOOK = "handbook:"
@@ -51,16 +51,7 @@ async def find_topic(store: ExtractorStore, query: str) -> Topic | None:
         return None
     if (topic := await store.topics.get(query)) is not None:
         return topic
-    wanted = fold_text(query)
-    topics = await store.topics.list()
-    for match in (
-        lambda t: fold_text(t.label) == wanted or t.id == wanted.replace(" ", "-"),
-        lambda t: fold_text(t.label).startswith(wanted),
-        lambda t: wanted in fold_text(t.label) or wanted in t.id,
-    ):
-        if hits := [t for t in topics if match(t)]:
-            return min(hits, key=lambda t: (len(t.label), t.id))
-    return None
+    return match_label(await store.topics.list(), query)
 
 
 async def topic_card(*, store: ExtractorStore, settings: Settings, query: str) -> TopicCardReply:

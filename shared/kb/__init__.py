@@ -45,6 +45,7 @@ if TYPE_CHECKING:
         fold_text,
         is_kebab_id,
         kb_hash,
+        match_label,
         normalise_relation,
         to_kebab_id,
     )
@@ -98,6 +99,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "TopicLike",
         "TopicType",
         "fold_text",
+        "match_label",
         "is_kebab_id",
         "kb_hash",
         "normalise_relation",
@@ -173,6 +175,7 @@ __all__ = [
     "is_relevant",
     "iso_week",
     "kb_hash",
+    "match_label",
     "normalise_relation",
     "plan_merge",
     "to_kebab_id",

@@ -97,6 +97,32 @@ def fold_text(text: str) -> str:
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).lower()
 
 
+class Labelled(Protocol):
+    """Anything with a topic's id and label."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def label(self) -> str: ...
+
+
+def match_label[T: Labelled](topics: Iterable[T], query: str) -> T | None:
+    """The topic whose label or id matches: exact, then prefix, then contains (accents
+    folded); the shortest label wins within a rank."""
+    wanted = fold_text(query.strip())
+    if not wanted:
+        return None
+    pool = list(topics)
+    for match in (
+        lambda t: fold_text(t.label) == wanted or t.id == wanted.replace(" ", "-"),
+        lambda t: fold_text(t.label).startswith(wanted),
+        lambda t: wanted in fold_text(t.label) or wanted in t.id,
+    ):
+        if hits := [t for t in pool if match(t)]:
+            return min(hits, key=lambda t: (len(t.label), t.id))
+    return None
+
+
 def is_kebab_id(value: object) -> bool:
     """Whether a value is a lowercase kebab-case topic id of sane length."""
     return (

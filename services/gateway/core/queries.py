@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from services.gateway.core.models import Diagnostics, GraphView
 from shared.errors import BadInputError, NotFoundError
-from shared.kb import fold_text
+from shared.kb import match_label
 from shared.store import Source, Store, Topic
 
 RUNNING = ("pending", "processing")
@@ -51,16 +51,8 @@ async def find_topic(store: Store, query: str) -> Topic:
         raise BadInputError("de onderwerpnaam is te lang")
     if (topic := await store.topics.get(query)) is not None:
         return topic
-    wanted = fold_text(query)
-    topics = await store.topics.list()
-    for match in (
-        lambda t: fold_text(t.label) == wanted or t.id == wanted.replace(" ", "-"),
-        lambda t: fold_text(t.label).startswith(wanted),
-        lambda t: wanted in fold_text(t.label) or wanted in t.id,
-    ):
-        hits = [t for t in topics if match(t)]
-        if hits:
-            return min(hits, key=lambda t: (len(t.label), t.id))
+    if (found := match_label(await store.topics.list(), query)) is not None:
+        return found
     raise NotFoundError(f"geen onderwerp gevonden voor '{query}'")
 
 
