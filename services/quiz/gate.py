@@ -73,10 +73,25 @@ def gate_batch(questions: Sequence[GeneratedQuestion]) -> str | None:
     return None
 
 
-def shuffle_options(question: GeneratedQuestion, rng: random.Random) -> GeneratedQuestion:
-    """The question with its options in a uniformly random order and correct_index remapped."""
+def balanced_positions(count: int, width: int, rng: random.Random) -> list[int]:
+    """`count` answer positions in random order, each of the `width` used equally often (±1)."""
+    positions = [i % width for i in range(count)]
+    rng.shuffle(positions)
+    return positions
+
+
+def shuffle_options(
+    question: GeneratedQuestion, rng: random.Random, *, correct_at: int | None = None
+) -> GeneratedQuestion:
+    """The question with its options in a uniformly random order and correct_index remapped.
+
+    With `correct_at` the correct option lands there and the others are shuffled around it.
+    """
     order = list(range(len(question.options)))
     rng.shuffle(order)  # Fisher–Yates: every permutation equally likely
+    if correct_at is not None:
+        order.remove(question.correct_index)
+        order.insert(correct_at, question.correct_index)
     return question.model_copy(
         update={
             "options": [question.options[i] for i in order],

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
-from services.quiz.gate import gate_batch, question_key, shuffle_options
+from services.quiz.gate import balanced_positions, gate_batch, question_key, shuffle_options
 from services.quiz.models import (
     MAX_BATCH,
     TOOL_NAME,
@@ -86,8 +86,12 @@ async def accept_batch(
     seen = {q.key for q in bank.questions} if bank else set()
     fresh: list[QuizQuestion] = []
     duplicates: list[str] = []
-    for generated in questions:
-        shuffled = shuffle_options(generated, rng)
+    # Balanced per batch: a small bank must not teach "the answer is usually B" by chance,
+    # while each question's correct position stays uniformly random.
+    width = min((len(q.options) for q in questions), default=1)
+    positions = balanced_positions(len(questions), width, rng)
+    for generated, position in zip(questions, positions, strict=True):
+        shuffled = shuffle_options(generated, rng, correct_at=position)
         key = question_key(shuffled.question)
         if key in seen:
             duplicates.append(shuffled.question)

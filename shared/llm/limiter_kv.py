@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import math
@@ -73,7 +74,9 @@ async def open_connection(nats_url: str, *, connect_timeout_s: float, **options:
     except BaseException:
         connecting.cancel()
         await asyncio.gather(connecting, return_exceptions=True)
-        await nc.close()
+        # nats-py asserts in close() when connect() stopped before its queues existed.
+        with contextlib.suppress(AssertionError):
+            await nc.close()
         raise
     finally:
         erroring.cancel()

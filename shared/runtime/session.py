@@ -18,6 +18,7 @@ from shared.bus.broker import NatsAuth
 from shared.config import Settings, nats_servers, redact_url
 from shared.errors import BusError, ConfigError, R42Error
 from shared.runtime.nats_auth import (
+    SERVICE_GRANTS,
     SOURCES_BUCKET,
     NatsUser,
     all_users,
@@ -72,7 +73,13 @@ def client_auth(settings: Settings, *, user: str = "cli") -> NatsAuth | None:
     state = read_state(settings.data_dir)
     if state is None or not state.nats_auth or not state.users_dir:
         return None
-    return NatsAuth(Path(state.users_dir) / f"{user}.nk", inbox_prefix(user))
+    seed = Path(state.users_dir) / f"{user}.nk"
+    if not seed.is_file():
+        raise ConfigError(
+            f"the running R42 has no NATS user {user!r} ({seed} is missing); "
+            "restart `r42 up` so it writes one"
+        )
+    return NatsAuth(seed, inbox_prefix(user))
 
 
 async def connect_nats(
@@ -275,7 +282,8 @@ class EmbeddedRuntime:
 
     def _authorization(self) -> str:
         # Re-read on every (re)start: `r42 creds` may have added clients meanwhile.
-        names = list(dict.fromkeys(spec.name for spec in self.services))
+        # Every known service gets its user, started or not: `r42 gateway` may join later.
+        names = list(dict.fromkeys([*SERVICE_GRANTS, *(spec.name for spec in self.services)]))
         users = all_users(self.users_dir, names)
         self.users = {u.name: u for u in users}
         return authorization_block(users)

@@ -7,7 +7,13 @@ from collections import Counter
 
 import pytest
 
-from services.quiz.gate import catch_all_option, gate_batch, question_key, shuffle_options
+from services.quiz.gate import (
+    balanced_positions,
+    catch_all_option,
+    gate_batch,
+    question_key,
+    shuffle_options,
+)
 from services.quiz.models import GeneratedQuestion, QuizQuestionsInput, quiz_tool
 from tests.services.quiz.helpers import batch, question
 
@@ -102,6 +108,28 @@ def test_shuffle_remaps_a_non_zero_correct_index() -> None:
         shuffled = shuffle_options(original, random.Random(seed))
         assert shuffled.options[shuffled.correct_index] == "Juist"
     assert original.options[2] == "Juist"  # the input is not mutated
+
+
+def test_a_placed_correct_option_lands_where_asked_and_the_rest_are_shuffled() -> None:
+    original = parsed(options=["Fout 1", "Juist", "Fout 2", "Fout 3"], correct_index=1)
+    wrong_orders = set()
+    for seed in range(40):
+        for at in range(4):
+            shuffled = shuffle_options(original, random.Random(seed), correct_at=at)
+            assert shuffled.correct_index == at and shuffled.options[at] == "Juist"
+            assert sorted(shuffled.options) == sorted(original.options)
+            wrong_orders.add(tuple(o for o in shuffled.options if o != "Juist"))
+    assert len(wrong_orders) == 6  # every order of the three wrong answers occurs
+
+
+def test_balanced_positions_use_every_position_equally_in_random_order() -> None:
+    for count in range(0, 13):
+        positions = balanced_positions(count, 4, random.Random(count))
+        tally = Counter(positions)
+        assert len(positions) == count and set(tally) <= {0, 1, 2, 3}
+        assert max(tally.values(), default=0) - min(tally.values(), default=0) <= 1
+    orders = {tuple(balanced_positions(8, 4, random.Random(seed))) for seed in range(20)}
+    assert len(orders) > 10  # not a fixed rotation
 
 
 def test_question_key_normalises_case_punctuation_spacing_and_accents() -> None:
