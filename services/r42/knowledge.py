@@ -240,15 +240,17 @@ class KbCache:
         updater = self._updater
         if updater is not None and not updater.done() and self._snapshot is not None:
             # A kb.updated heard before this turn: answer from it (updates take milliseconds).
+            # An empty snapshot answers nothing, so then the turn waits for the update itself.
+            wait = self._fresh_wait_s if self._snapshot.topics else None
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(updater), self._fresh_wait_s)
+                await asyncio.wait_for(asyncio.shield(updater), wait)
         snapshot = self._snapshot
         if snapshot is not None and self._built_generation == self._generation:
             if time.monotonic() - snapshot.built_at >= self._max_age_s:
                 self._rebuild_task()  # old but valid: refresh in the background
             return snapshot
         task = self._rebuild_task()
-        if snapshot is None:
+        if snapshot is None or not snapshot.topics:
             return await asyncio.shield(task)
         try:
             return await asyncio.wait_for(asyncio.shield(task), self._fresh_wait_s)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import random
 from collections.abc import Sequence
@@ -14,7 +15,7 @@ from faststream.nats import NatsBroker, PubAck
 from nats.aio.client import Server
 from nats.errors import Error as NatsError
 from nats.js import JetStreamContext
-from nats.js.errors import APIError
+from nats.js.errors import APIError, NoStreamResponseError
 
 from shared.bus.envelope import Event
 from shared.bus.streams import stream_for_subject
@@ -130,10 +131,41 @@ async def publish_event(
     *,
     namespace: str = "",
     timeout: float = 5.0,  # noqa: ASYNC109 - the JetStream ack wait, passed to nats-py
+    leaderless_for: float = 15.0,
 ) -> PubAck:
-    """Publish to JetStream with `Nats-Msg-Id` = event_id and wait for the stream's ack."""
+    """Publish to JetStream with `Nats-Msg-Id` = event_id and wait for the stream's ack.
+
+    While a clustered stream elects a new leader nothing answers; the publish is repeated
+    (safe: the stream drops a repeated Nats-Msg-Id) for up to `leaderless_for` seconds.
+    """
     if not isinstance(event, Event):
         raise BadInputError(f"publish_event needs an Event, got {type(event).__name__}")
+    loop = asyncio.get_running_loop()
+    deadline, pause = loop.time() + leaderless_for, 0.25
+    while True:
+        try:
+            return await _publish_once(broker, event, namespace=namespace, timeout=timeout)
+        except _Leaderless as exc:
+            if loop.time() + pause > deadline:
+                raise BusError(
+                    f"publish of {event.subject} failed: no stream answered for "
+                    f"{leaderless_for:g} s ({type(exc.__cause__).__name__})"
+                ) from exc
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 2.0)
+
+
+class _Leaderless(Exception):
+    """No stream answered the publish (a leader election, a restarting node)."""
+
+
+async def _publish_once(
+    broker: NatsBroker,
+    event: Event,
+    *,
+    namespace: str,
+    timeout: float,  # noqa: ASYNC109
+) -> PubAck:
     subject = ns_subject(event.subject, namespace)
     stream = ns_stream(stream_for_subject(event.subject).name, namespace)
     try:
@@ -151,6 +183,8 @@ async def publish_event(
         if exc.code == 400 and "size" in (exc.description or "").lower():
             raise BadInputError(f"{event.subject} event too large: {exc.description}") from exc
         raise BusError(f"JetStream refused {event.subject} on {stream}: {exc.description}") from exc
+    except NoStreamResponseError as exc:
+        raise _Leaderless() from exc
     except (NatsError, TimeoutError, OSError) as exc:
         raise BusError(f"publish of {event.subject} failed: {type(exc).__name__} {exc}") from exc
     return ack
