@@ -246,7 +246,7 @@ async def _converse(
     system = system_blocks(
         catalogue_text=snapshot.catalogue, context_text=context.text,
         user_id=request.user_id, user_name=request.user_name, is_admin=is_admin,
-        language=language, relevant=context.relevant,
+        language=language, relevant=turn.relevant,
     )  # fmt: skip
     messages: list[dict[str, Any]] = [
         *history_messages(history),
