@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from weakref import WeakValueDictionary
 
+from services.r42.idempotency import TurnLedger
 from services.r42.knowledge import KbCache
 from services.r42.ports import R42Store
 from services.r42.proposals import decide_proposal
@@ -47,17 +48,28 @@ class R42Handlers:
     kb: KbCache
     publish: Callable[[Event], Awaitable[None]]
     admins: tuple[str, ...] = ()
+    # Turns with a turn id run at most once across replicas (None: every request is new).
+    ledger: TurnLedger | None = None
     # A user's turns run one at a time in this replica, so each sees the previous answer
     # in its history (and an empty thread is greeted once).
     user_locks: UserLocks = field(default_factory=UserLocks)
 
     async def chat(self, request: ChatRequest) -> ChatReply:
-        """rpc.r42.chat: one turn (its text streamed when the caller asked for chunks)."""
-        async with self.user_locks(request.thread_key):
+        """rpc.r42.chat: one turn (its text streamed when the caller asked for chunks).
+
+        A repeat of a turn id gets the stored reply (services/r42/idempotency.py).
+        """
+        on_text = chunk_sink()
+
+        async def turn(store: R42Store) -> ChatReply:
             return await chat_turn(
-                store=self.store, kb=self.kb, request=request, admins=self.admins,
-                on_text=chunk_sink(),
-            )  # fmt: skip
+                store=store, kb=self.kb, request=request, admins=self.admins, on_text=on_text
+            )
+
+        async with self.user_locks(request.thread_key):
+            if self.ledger is None:
+                return await turn(self.store)
+            return await self.ledger.run(request, store=self.store, turn=turn)
 
     async def proposal(self, request: ProposalDecisionRequest) -> ProposalDecisionReply:
         """rpc.r42.proposal: the user's Yes / No on a proposal."""

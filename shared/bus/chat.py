@@ -23,6 +23,9 @@ MAX_MESSAGE_CHARS = 20_000
 CONVERSATION_PATTERN = r"^[A-Za-z0-9:._-]{0,300}$"
 """A conversation key: which DM, channel thread or assistant thread of a user a turn is in."""
 
+TURN_ID_PATTERN = r"^[!-~]{1,200}$"
+"""A turn id: printable ASCII, no spaces (a Slack client_msg_id, a Teams activity id, a uuid)."""
+
 
 class _Rpc(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -45,6 +48,9 @@ class ChatRequest(_Rpc):
     correlation_id: str | None = Field(default=None, max_length=200)
     conversation: str = Field(default="", pattern=CONVERSATION_PATTERN)
     """Each conversation (a DM, a channel thread, an assistant thread) has its own memory."""
+    turn_id: str | None = Field(default=None, pattern=TURN_ID_PATTERN)
+    """The caller's id of this message: a repeat of it (a retry after a lost reply, a redelivered
+    event) gets the stored reply instead of a second turn. None: every request is a new turn."""
 
     @property
     def thread_key(self) -> str:
@@ -79,6 +85,9 @@ class ChatReply(_Rpc):
     truncated_input: bool = False
     model: str = Field(default="", max_length=200, description="The model that answered")
     prompt_version: str = Field(default="", max_length=100)
+    replayed: bool = Field(
+        default=False, description="The stored reply of an earlier delivery of the same turn id"
+    )
 
 
 class ProposalDecisionRequest(_Rpc):

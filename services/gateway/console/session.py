@@ -10,6 +10,7 @@ Input runs in a daemon thread so the event loop keeps serving bus events while w
 from __future__ import annotations
 
 import contextlib
+import uuid
 
 from rich.console import Console
 from rich.text import Text
@@ -125,7 +126,9 @@ class ConsoleSession(LearningCommands, AdminCommands, TopicCommands, CurationCom
             self.out.print(Text("Je quiz loopt nog; R42 antwoordt weer na de quiz.", style="dim"))
             return
         with self.out.status(THINKING):
-            reply = await self.client.chat.ask(user_id=self.user, text=text, user_name=self.user)
+            reply = await self.client.chat.ask(
+                user_id=self.user, text=text, user_name=self.user, turn_id=uuid.uuid4().hex
+            )
         for part in render.answer(reply):
             self.out.print(part)
         if reply.proposal is None:
