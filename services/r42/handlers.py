@@ -66,10 +66,11 @@ class R42Handlers:
                 store=store, kb=self.kb, request=request, admins=self.admins, on_text=on_text
             )
 
-        async with self.user_locks(request.thread_key):
-            if self.ledger is None:
+        lock = self.user_locks(request.thread_key)
+        if self.ledger is None:
+            async with lock:
                 return await turn(self.store)
-            return await self.ledger.run(request, store=self.store, turn=turn)
+        return await self.ledger.run(request, store=self.store, turn=turn, thread_lock=lock)
 
     async def proposal(self, request: ProposalDecisionRequest) -> ProposalDecisionReply:
         """rpc.r42.proposal: the user's Yes / No on a proposal."""

@@ -41,7 +41,7 @@ REPLY_SCOPE = "r42.turn.reply"
 ANSWER_SCOPE = "r42.turn.answer"
 LOCK_PREFIX = "r42.turn:"
 REPLY_TTL_S = 24 * 3600.0
-LEASE_S = 5.0
+LEASE_S = 4.5
 """A dead holder's turn is taken over at most this long after its last renewal."""
 POLL_S = 0.1
 WAIT_S = 120.0
@@ -90,15 +90,24 @@ class TurnLedger:
     wait_s: float = WAIT_S
     owner: str = field(default_factory=_default_owner)
 
-    async def run(self, request: ChatRequest, *, store: R42Store, turn: Turn) -> ChatReply:
-        """The reply of this turn: stored, finished from its recorded answer, or run now."""
+    async def run(
+        self, request: ChatRequest, *, store: R42Store, turn: Turn, thread_lock: asyncio.Lock
+    ) -> ChatReply:
+        """The reply of this turn: stored, finished from its recorded answer, or run now.
+
+        `thread_lock` serialises the turns of one thread in this replica; it is taken only
+        to run the turn, so a repeat that finds the turn stored or running elsewhere never
+        waits behind it.
+        """
         if request.turn_id is None:
-            return await turn(store)
+            async with thread_lock:
+                return await turn(store)
         key = turn_key(request)
         lock = f"{LOCK_PREFIX}{key}"
         owner = f"{self.owner}:{uuid.uuid4().hex[:8]}"
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.wait_s
+        # A repeat waits for a live holder only as long as its caller waits for it.
+        deadline = loop.time() + min(self.wait_s, request.wait_s or self.wait_s)
         while True:
             stored = await self.stored_reply(key)
             if stored is not None:
@@ -113,11 +122,11 @@ class TurnLedger:
             stored = await self.stored_reply(key)
             if stored is not None:
                 return stored
-            answered = await self.store.idempotency.get(ANSWER_SCOPE, key)
-            if answered is not None:
-                reply = await self._finish_answered(request, answered.value)
-            else:
-                async with self._renewing(lock, owner) as held:
+            async with self._renewing(lock, owner) as held, thread_lock:
+                answered = await self.store.idempotency.get(ANSWER_SCOPE, key)
+                if answered is not None:
+                    reply = await self._finish_answered(request, answered.value)
+                else:
                     watched = _WatchedStore(store, _AnswerRecorder(self, request, key, held))
                     reply = await turn(cast(R42Store, watched))
             if reply.error_ref is None:

@@ -4,20 +4,25 @@ Core NATS request/reply has no redelivery: a turn on a replica that dies (or a r
 a NATS node fails over) never answers. The r42 service runs a turn id at most once and hands a
 repeat the stored reply (services/r42/idempotency.py), so asking again is safe. An attempt ends
 when no replica is subscribed (jittered backoff, then again), when a plain request gets no reply
-within ATTEMPT_S, or when a streamed one goes quiet for ATTEMPT_S (a live turn keeps streaming;
-a repeat that waits for a live holder just waits again). Streamed text is passed on once: a
-later attempt's chunks only continue what was already shown, and the final reply always
-carries the whole answer.
+within ATTEMPT_S, when a streamed one goes quiet for ATTEMPT_S (a live turn keeps streaming; a
+repeat that waits for a live holder just waits again), or at once when this client's connection
+dropped and came back meanwhile (a reply sent in between is lost). Each attempt tells r42 how
+long it waits (`wait_s`), so a repeat waiting on another replica's run never outlives its
+caller. Streamed text is passed on once: a later attempt's chunks only continue what was
+already shown, and the final reply always carries the whole answer.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
+from typing import Any
 
+from faststream.exceptions import IncorrectState
 from faststream.nats import NatsBroker
 
 from shared.bus import (
@@ -33,7 +38,8 @@ from shared.errors import BusError, TransientError
 
 log = logging.getLogger(__name__)
 
-ATTEMPT_S = 10.0
+ATTEMPT_S = 6.0
+RECONNECT_CHECK_S = 0.2
 UNREACHABLE_S = 5.0
 """How long to keep asking while no r42 replica is subscribed (one restarting comes back)."""
 BACKOFF_BASE_S = 0.25
@@ -94,17 +100,19 @@ async def ask_r42(
     while True:
         attempt += 1
         remaining = deadline - loop.time()
+        window = min(attempt_s, remaining)
+        ask = req.model_copy(update={"wait_s": max(window, 0.001)})
         try:
             if shown is not None:
-                return await request_stream(
-                    broker, CHAT_SUBJECT, req, response_model=ChatReply,
+                call = request_stream(
+                    broker, CHAT_SUBJECT, ask, response_model=ChatReply,
                     on_chunk=shown.attempt(), timeout=remaining, namespace=namespace,
                     idle_timeout=attempt_s,
                 )  # fmt: skip
-            return await request(
-                broker, CHAT_SUBJECT, req, response_model=ChatReply,
-                timeout=min(attempt_s, remaining), namespace=namespace,
-            )  # fmt: skip
+            else:
+                call = request(broker, CHAT_SUBJECT, ask, response_model=ChatReply,
+                               timeout=window, namespace=namespace)  # fmt: skip
+            return await _unless_reconnected(broker, call)
         except TransientError as exc:  # BusError (no responders, no reply) or a remote one
             now = loop.time()
             if isinstance(exc, NoResponderError):
@@ -116,11 +124,43 @@ async def ask_r42(
             left = deadline - now
             if left <= 0.05:
                 raise BusError(f"R42 did not answer within {timeout:g} s ({exc})") from exc
-            # A timeout has waited already; "no responders" or a remote error is at once.
-            pause = 0.0 if isinstance(exc, RpcTimeoutError) else _backoff(attempt)
+            # A timeout has waited already, and after a reconnect the reply is lost: ask at
+            # once. "No responders" or a remote error came back at once: back off first.
+            waited = isinstance(exc, (RpcTimeoutError, ReconnectedError))
+            pause = 0.0 if waited else _backoff(attempt)
             log.warning("chat turn %s: attempt %d failed (%s); asking again",
                         req.turn_id, attempt, exc)  # fmt: skip
             await asyncio.sleep(min(pause, left))
+
+
+class ReconnectedError(TransientError):
+    """The connection dropped and came back during the attempt: its reply may be lost."""
+
+
+async def _unless_reconnected[T](broker: NatsBroker, call: Coroutine[Any, Any, T]) -> T:
+    """Await `call`, ending it early once the connection has reconnected in the meantime.
+
+    A reply sent while this client was cut off (its NATS node died) is lost for good: asking
+    again at once beats waiting out the attempt.
+    """
+    try:
+        nc = broker.connection
+    except IncorrectState:
+        return await call
+    before = nc.stats["reconnects"]
+    task = asyncio.ensure_future(call)
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=RECONNECT_CHECK_S)
+            if done:
+                return task.result()
+            if nc.stats["reconnects"] != before and nc.is_connected:
+                raise ReconnectedError("the connection to NATS was re-established")
+    finally:
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
 
 
 def _backoff(attempt: int) -> float:

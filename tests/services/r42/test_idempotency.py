@@ -16,7 +16,7 @@ from faststream.nats import NatsBroker
 
 from services.gateway.core.chat_retry import ShownText, ask_r42
 from services.r42.handlers import R42Handlers
-from services.r42.idempotency import ANSWER_SCOPE, LOCK_PREFIX, TurnLedger, turn_key
+from services.r42.idempotency import ANSWER_SCOPE, LOCK_PREFIX, Turn, TurnLedger, turn_key
 from services.r42.knowledge import KbCache
 from services.r42.ports import R42Store
 from shared.bus import (
@@ -30,6 +30,7 @@ from shared.bus import (
     serve_rpc,
     start_broker,
 )
+from shared.errors import TransientError
 from shared.llm import LLMRuntime
 from shared.store import Store, ThreadMessage, utcnow
 from tests.fakes.anthropic_server import FakeAnthropic, slow, text_reply
@@ -91,6 +92,10 @@ async def caller(nats_url: str, unique: str) -> AsyncIterator[NatsBroker]:
     await broker.stop()
 
 
+async def _run(ledger: TurnLedger, req: ChatRequest, store: Store, turn: Turn) -> ChatReply:
+    return await ledger.run(req, store=store, turn=turn, thread_lock=asyncio.Lock())
+
+
 async def _model_called(fake: FakeAnthropic) -> None:
     """Poll until the fake model got a request (it runs in its own thread)."""
     deadline = asyncio.get_running_loop().time() + WAIT
@@ -110,9 +115,11 @@ async def test_a_responder_killed_mid_turn_is_retried_on_another_once(
 ) -> None:  # fmt: skip
     fake_anthropic.enqueue(slow(text_reply(ANSWER), 5.0), text_reply(ANSWER))
     req = ChatRequest(user_id="U1", text=QUESTION, turn_id="client-msg-1")
-    asked = asyncio.create_task(ask_r42(caller, req, timeout=WAIT, namespace=unique, attempt_s=1.0))
+    asked = asyncio.create_task(ask_r42(caller, req, timeout=WAIT, namespace=unique, attempt_s=0.5))
     await _model_called(fake_anthropic)
-    busy = next(r for r in responders if r.turns)
+    lease = await store.locks.get(f"{LOCK_PREFIX}{turn_key(req)}")
+    assert lease is not None  # the replica running the turn holds its lease
+    busy = next(r for r in responders if lease.owner.startswith(f"replica-{r.name}:"))
     await busy.die()  # mid-turn: its reply never comes
     reply = await asyncio.wait_for(asked, WAIT)
     assert reply.text == ANSWER and reply.error_ref is None
@@ -172,9 +179,11 @@ async def test_a_dead_holders_lease_is_taken_over_once_it_expires(store: Store) 
         ran.append(loop.time() - started)
         return ChatReply(text=ANSWER)
 
-    reply = await TurnLedger(store, lease_s=0.4).run(req, store=store, turn=turn)
+    reply = await TurnLedger(store, lease_s=0.4).run(
+        req, store=store, turn=turn, thread_lock=asyncio.Lock()
+    )
     assert reply.text == ANSWER and len(ran) == 1 and ran[0] >= 0.3
-    again = await TurnLedger(store).run(req, store=store, turn=turn)
+    again = await _run(TurnLedger(store), req, store, turn)
     assert again.replayed and again.text == ANSWER and len(ran) == 1
 
 
@@ -193,14 +202,13 @@ async def test_a_holder_that_died_after_its_answer_is_finished_without_a_new_tur
         raise AssertionError("the answered turn ran again")
 
     ledger = TurnLedger(store)
-    reply = await ledger.run(req, store=store, turn=turn)
+    reply = await _run(ledger, req, store, turn)
     assert reply.text == ANSWER and reply.replayed
     assert await _user_turns(store, req.thread_key) == [QUESTION]
     # Had the thread append gone through before the death, it is not appended again.
-    await store.idempotency.put_if_absent(ANSWER_SCOPE, "other", body, ttl_s=60)
     again = req.model_copy(update={"turn_id": "t-gap-2"})
     await store.idempotency.put_if_absent(ANSWER_SCOPE, turn_key(again), body, ttl_s=60)
-    await ledger.run(again, store=store, turn=turn)
+    await _run(ledger, again, store, turn)
     assert await _user_turns(store, req.thread_key) == [QUESTION]
 
 
@@ -232,3 +240,14 @@ async def test_with_no_replica_subscribed_the_caller_gives_up_after_a_short_boun
     with pytest.raises(NoResponderError):
         await ask_r42(caller, req, timeout=WAIT, namespace=unique, unreachable_s=0.3)
     assert loop.time() - started < 3.0  # well inside the turn's budget
+
+
+async def test_a_repeat_waits_for_a_live_holder_only_as_long_as_its_caller(store: Store) -> None:
+    req = ChatRequest(user_id="U1", text=QUESTION, turn_id="t-live", wait_s=0.3)
+    assert await store.locks.acquire(f"{LOCK_PREFIX}{turn_key(req)}", "live", ttl_s=30)
+
+    async def turn(s: R42Store) -> ChatReply:
+        raise AssertionError("a live holder's turn ran twice")
+
+    with pytest.raises(TransientError, match="still being answered"):
+        await asyncio.wait_for(_run(TurnLedger(store), req, store, turn), WAIT)
