@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from weakref import WeakValueDictionary
@@ -23,6 +24,9 @@ from shared.bus import (
     ProposalDecisionRequest,
     chunk_sink,
 )
+
+KB_SETTLE_S = 15.0
+"""How long a turn that asked for a settled KB waits for the updates in flight."""
 
 
 class UserLocks:
@@ -62,6 +66,9 @@ class R42Handlers:
         on_text = chunk_sink()
 
         async def turn(store: R42Store) -> ChatReply:
+            if request.settle_kb:
+                with contextlib.suppress(TimeoutError):  # then answer from what is there
+                    await asyncio.wait_for(self.kb.settled(), KB_SETTLE_S)
             return await chat_turn(
                 store=store, kb=self.kb, request=request, admins=self.admins, on_text=on_text
             )

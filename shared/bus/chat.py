@@ -51,6 +51,10 @@ class ChatRequest(_Rpc):
     turn_id: str | None = Field(default=None, pattern=TURN_ID_PATTERN)
     """The caller's id of this message: a repeat of it (a retry after a lost reply, a redelivered
     event) gets the stored reply instead of a second turn. None: every request is a new turn."""
+    settle_kb: bool = False
+    """Answer only after every KB update the service has heard is applied (the console's
+    first question after the sample handbook was read: an answer from a half-updated
+    snapshot would say "not in the knowledge graph" about what was just read)."""
     wait_s: float | None = Field(default=None, gt=0, le=600)
     """How long the caller waits for this attempt: a repeat that finds the turn running on
     another replica waits for its reply at most this long (then the caller asks again)."""

@@ -127,11 +127,14 @@ class ConsoleSession(LearningCommands, AdminCommands, TopicCommands, CurationCom
         if await self.client.chat.quiz_active(self.user):
             self.out.print(Text("Je quiz loopt nog; R42 antwoordt weer na de quiz.", style="dim"))
             return
+        first = not self._sample_checked
         await self._sample_read()
         with self.out.status(THINKING):
+            # The first question of a session waits until R42 has applied what was just read.
             reply = await self.client.chat.ask(
-                user_id=self.user, text=text, user_name=self.user, turn_id=uuid.uuid4().hex
-            )
+                user_id=self.user, text=text, user_name=self.user, turn_id=uuid.uuid4().hex,
+                settle_kb=first,
+            )  # fmt: skip
         for part in render.answer(reply):
             self.out.print(part)
         if reply.proposal is None:

@@ -58,6 +58,7 @@ class ChatCalls:
         correlation_id: str | None = None,
         on_text: Callable[[str], Awaitable[None]] | None = None,
         turn_id: str | None = None,
+        settle_kb: bool = False,
     ) -> ChatReply:
         """One chat turn with R42 in one conversation (each has its own memory).
 
@@ -74,6 +75,7 @@ class ChatCalls:
             correlation_id=correlation_id,
             conversation=_checked_conversation(conversation),
             turn_id=_checked_turn_id(turn_id) if turn_id else uuid.uuid4().hex,
+            settle_kb=settle_kb,
         )
         return await ask_r42(
             ctx.broker, req, timeout=ctx.chat_timeout, namespace=ctx.namespace, on_text=on_text

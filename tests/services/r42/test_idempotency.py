@@ -10,6 +10,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from faststream.nats import NatsBroker
@@ -18,12 +19,14 @@ from services.gateway.core.chat_retry import ShownText, ask_r42
 from services.r42.handlers import R42Handlers
 from services.r42.idempotency import ANSWER_SCOPE, LOCK_PREFIX, Turn, TurnLedger, turn_key
 from services.r42.knowledge import KbCache
+from services.r42.offline import offline_plans
 from services.r42.ports import R42Store
 from shared.bus import (
     CHAT_SUBJECT,
     ChatReply,
     ChatRequest,
     Event,
+    KbUpdated,
     NoResponderError,
     RpcServer,
     build_broker,
@@ -31,8 +34,8 @@ from shared.bus import (
     start_broker,
 )
 from shared.errors import TransientError
-from shared.llm import LLMRuntime
-from shared.store import Store, ThreadMessage, utcnow
+from shared.llm import LLMRuntime, OfflineProvider
+from shared.store import Store, ThreadMessage, Topic, utcnow
 from tests.fakes.anthropic_server import FakeAnthropic, slow, text_reply
 from tests.services.r42.conftest import WAIT
 
@@ -251,3 +254,30 @@ async def test_a_repeat_waits_for_a_live_holder_only_as_long_as_its_caller(store
 
     with pytest.raises(TransientError, match="still being answered"):
         await asyncio.wait_for(_run(TurnLedger(store), req, store, turn), WAIT)
+
+
+async def test_a_turn_that_asks_for_a_settled_kb_answers_from_the_update_just_heard(
+    store: Store, offline_llm: LLMRuntime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kb = KbCache(store, fresh_wait_s=0.05)  # a turn normally waits this long for an update
+    offline_llm.provider = OfflineProvider(offline_plans(lambda: kb.current))
+    await kb.get()  # the snapshot a running service has
+    await store.topics.upsert_many([Topic(
+        id="thuiswerken", label="Thuiswerken", type="process",
+        description="Thuiswerken mag twee dagen per week, in overleg met je teamlead.",
+    )])  # fmt: skip
+    touching = store.relations.touching
+
+    async def slow_touching(ids: Any) -> Any:
+        await asyncio.sleep(0.8)  # an update slowed down, as on a loaded machine
+        return await touching(ids)
+
+    monkeypatch.setattr(store.relations, "touching", slow_touching)
+    kb.update(KbUpdated(kb_hash="v2", changed_ids=["thuiswerken"], reason="ingest", actor="t"))
+    handlers = R42Handlers(store=store, kb=kb, publish=_no_publish, ledger=TurnLedger(store))
+    question = "Hoeveel dagen mag ik thuiswerken?"
+    hurried = await handlers.chat(ChatRequest(user_id="U1", text=question))
+    assert "thuiswerken" not in [s.id for s in hurried.sources]  # answered from the old one
+    settled = await handlers.chat(ChatRequest(user_id="U2", text=question, settle_kb=True))
+    assert [s.id for s in settled.sources] == ["thuiswerken"], settled
+    await kb.aclose()
