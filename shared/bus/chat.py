@@ -100,6 +100,11 @@ class ChatReply(_Rpc):
         default=False, description="The stored reply of an earlier delivery of the same turn id"
     )
 
+    @property
+    def sources_label(self) -> str:
+        """The word before the sources line, in the answer's language."""
+        return "Sources" if self.language == "en" else "Bronnen"
+
 
 class ProposalDecisionRequest(_Rpc):
     """A user's Yes / No on a proposal; admins apply at once, others queue for review."""
