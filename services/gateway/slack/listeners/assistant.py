@@ -27,8 +27,10 @@ def register(app: AsyncApp, gw: SlackGateway) -> None:
     async def started(payload: dict[str, Any]) -> None:
         thread = payload.get("assistant_thread") or {}
         channel, thread_ts = str(thread.get("channel_id", "")), str(thread.get("thread_ts", ""))
+        user = str(thread.get("user_id", ""))
         if channel and thread_ts:
-            bg.spawn(flow.greet(gw, channel=channel, thread_ts=thread_ts), name="assistant-hi")
+            greeting = flow.greet(gw, channel=channel, thread_ts=thread_ts, user=user)
+            bg.spawn(greeting, name="assistant-hi")
 
     @assistant.thread_context_changed
     async def context_changed(payload: dict[str, Any]) -> None:
