@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 from services.gateway.slack import ids
 from services.gateway.slack.blocks.chat import THINKING_TEXT
 from services.gateway.slack.flows.assistant import EXAMPLES, GREETING
 from services.gateway.slack.flows.chat import WORKING_STATUS
 from shared.bus import ChatReply, SourceRef
-from shared.store import ChatTurn, Topic
+from shared.store import ChatTurn, Topic, utcnow
 from tests.fakes.slack_server import FakeSlack
 from tests.services.gateway.conftest import R42Stub
 from tests.services.gateway.harness import USER, Gateway
@@ -66,8 +67,9 @@ async def test_thread_started_greets_and_suggests_prompts(
         ("U1", "Mag de hond mee?", [], True),
         ("U2", "Mag de hond mee?", [], True),
     ]):  # fmt: skip
-        await store.turns.put(ChatTurn(turn_id=f"t{n}", user=user, question=question,
-                                       answer="…", topic_ids=topics, kb_miss=miss))  # fmt: skip
+        at = utcnow() - timedelta(minutes=10 - n)  # distinct times: "newest" is well defined
+        await store.turns.put(ChatTurn(turn_id=f"t{n}", user=user, question=question, answer="…",
+                                       topic_ids=topics, kb_miss=miss, created_at=at))  # fmt: skip
     status, _ = await gateway.event(thread_started(), event_id="EvA1")
     assert status == 200
     greeting = (await fake_slack.wait_for("chat.postMessage"))[0]
