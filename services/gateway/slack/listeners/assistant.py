@@ -14,6 +14,7 @@ from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
 
 from services.gateway.slack.flows import assistant as flow
 from services.gateway.slack.gateway import SlackGateway
+from services.gateway.slack.listeners.interactions import turn_id
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +40,7 @@ def register(app: AsyncApp, gw: SlackGateway) -> None:
 
     @assistant.user_message
     async def question(payload: dict[str, Any], body: dict[str, Any]) -> None:
-        key = str(payload.get("client_msg_id") or body.get("event_id") or payload.get("ts"))
+        key = turn_id(body, payload)
 
         async def run() -> None:
             if not await gw.deduper.claim(f"msg:{key}"):
