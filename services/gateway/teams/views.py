@@ -62,7 +62,9 @@ def answer_card(reply: ChatReply, *, turn_id: str) -> Card:
     body: list[Element] = [text(reply.text or "…")]
     if reply.sources:
         labels = ", ".join(s.label for s in reply.sources[:12])
-        body.append(text(f"Bronnen: {truncate(labels, 900)}", subtle=True, size="Small"))
+        body.append(
+            text(f"{reply.sources_label}: {truncate(labels, 900)}", subtle=True, size="Small")
+        )
     if reply.offline:
         body.append(text("Offline antwoord (geen taalmodel ingesteld)", subtle=True, size="Small"))
     if reply.truncated_input:
