@@ -13,8 +13,8 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
 
 from services.gateway.slack.flows import assistant as flow
+from services.gateway.slack.flows.chat import turn_id
 from services.gateway.slack.gateway import SlackGateway
-from services.gateway.slack.listeners.interactions import turn_id
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,6 @@ from services.gateway.slack.listeners.interactions import (
     message_blocks,
     on_click,
     text_input,
-    turn_id,
     user_of,
 )
 
@@ -36,7 +35,7 @@ def _register_messages(app: AsyncApp, gw: SlackGateway) -> None:
     bg = gw.background
 
     async def turn(body: dict[str, Any], event: dict[str, Any], in_thread: bool) -> None:
-        key = turn_id(body, event)
+        key = chat.turn_id(body, event)
         if not await gw.deduper.claim(f"msg:{key}"):
             log.info("duplicate delivery of %s dropped", key)
             return

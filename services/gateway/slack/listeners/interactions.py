@@ -18,16 +18,6 @@ def user_of(body: dict[str, Any]) -> str:
     return str((body.get("user") or {}).get("id", ""))
 
 
-def turn_id(body: dict[str, Any], event: dict[str, Any]) -> str:
-    """The id of the chat turn a Slack message starts, the same on every retry of its event.
-
-    The client's message id (one per message typed, also when Slack sends it as `message` and
-    `app_mention`), else the event id: the dedupe key, the turn's correlation id and the id a
-    retried chat call must carry to be answered once.
-    """
-    return str(event.get("client_msg_id") or body.get("event_id") or event.get("ts") or "")
-
-
 def message_blocks(body: dict[str, Any]) -> Blocks:
     """The clicked message's blocks ([] for ephemeral messages, which Slack does not send)."""
     return [b for b in (body.get("message") or {}).get("blocks") or [] if isinstance(b, dict)]
