@@ -32,6 +32,7 @@ from services.extractor.provenance import (
 from services.extractor.recent import recent_topic_ids
 from services.extractor.review import hold_if_over_bound
 from services.extractor.runner import describe_error
+from services.extractor.tombstones import count_skips, without_tombstoned
 from services.extractor.tools import EMIT_HANDBOOK_DELTA, HandbookDelta
 from shared.bus import ExtractedRelation, Topic
 from shared.config import Settings
@@ -145,6 +146,8 @@ async def merge_file(
     relations: list[ExtractedRelation],
 ) -> FileOutcome:  # fmt: skip
     """Merge one file's extraction (curated fields kept) and retract what it no longer says."""
+    unburied = await without_tombstoned(store, topics, relations)  # deleted by an admin
+    topics, relations = unburied.topics, unburied.relations
     plan, existing = await plan_against_store(store, topics, relations)
     metadata = {"source": HANDBOOK_SOURCE, "path": name, "blob_sha": file.sha,
                 "prompt_version": PROMPT_VERSION}  # fmt: skip
@@ -165,6 +168,7 @@ async def merge_file(
                                  "existing topics (see `r42 graph held`)")  # fmt: skip
     if not changes.empty:
         await store.apply_kb_changes(changes)
+    await count_skips(store, unburied.skipped, asserter=asserter_of(name))
     retraction = await replace_assertions(store, asserter_of(name), topics=asserted.topics,
                                           relations=asserted.relations)  # fmt: skip
     return FileOutcome(

@@ -3,7 +3,8 @@
 An admin asks for an analysis (the plan is stored by the extractor under a plan id), applies
 a selection of its actions (re-validated against the graph, bounded, undoable) or undoes an
 applied change. The extractor authorises every request against its own admin list; errors
-come back as error replies (bad_input) with a message for the admin.
+come back as error replies (bad_input) with a Dutch message for chat surfaces and a typed
+reason (`code` in GraphErrorCode, `params`) that other surfaces (the CLI) word themselves.
 """
 
 from __future__ import annotations
@@ -18,6 +19,17 @@ GRAPH_APPLY_SUBJECT = "rpc.extractor.graph_apply"
 """GraphApplyRequest → GraphApplyReply."""
 GRAPH_UNDO_SUBJECT = "rpc.extractor.graph_undo"
 """GraphUndoRequest → GraphUndoReply."""
+
+GraphErrorCode = Literal[
+    "not_admin",  # no params
+    "analysis_running",  # no params
+    "plan_unknown",  # no params
+    "nothing_to_apply",  # no params
+    "over_bound",  # deleting, size, bound
+    "graph_changed",  # no params
+    "no_such_change",  # undo_id
+]
+"""Why the KG owner refused a graph request (the error's `code`; `params` as noted)."""
 
 _User = Field(min_length=1, max_length=200)
 _PlanId = Field(min_length=1, max_length=100, pattern=r"^plan-[0-9a-f]{8,64}$")

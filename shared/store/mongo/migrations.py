@@ -18,6 +18,7 @@ from shared.store.mongo.migrate_records import move_records
 from shared.store.mongo.migrate_state import move_settings, state_indexes
 from shared.store.mongo.pending import pending_collections
 from shared.store.mongo.queries import indexes, relation_id
+from shared.store.mongo.tombstones import tombstone_indexes
 
 
 async def _indexes(db: MongoDb) -> None:
@@ -102,6 +103,7 @@ MIGRATIONS: tuple[MongoMigration, ...] = (
     ),
     MongoMigration(10, "audit trail of admin actions", audit_indexes),
     MongoMigration(12, "held chunk results and pending relations", pending_collections),
+    MongoMigration(13, "tombstones of topics an admin deleted", tombstone_indexes),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

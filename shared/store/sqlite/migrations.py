@@ -20,6 +20,7 @@ from shared.store.sqlite.db import dumps, to_text
 from shared.store.sqlite.migrate_records import move_records
 from shared.store.sqlite.migrate_state import move_settings, provenance_tables, state_tables
 from shared.store.sqlite.pending import pending_tables
+from shared.store.sqlite.tombstones import tombstone_table
 
 _BASE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS topics (
@@ -245,6 +246,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(10, "audit trail of admin actions", audit_table),
     Migration(12, "held chunk results and pending relations", pending_tables),
+    Migration(13, "tombstones of topics an admin deleted", tombstone_table),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 
