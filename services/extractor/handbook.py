@@ -19,6 +19,7 @@ from services.extractor.curation import curation_marks, keep_curated
 from services.extractor.github import GitHubClient, RateLimitedError, RepoFile, TreeListing
 from services.extractor.merge import plan_against_store, relations_for_store, topics_for_store
 from services.extractor.outcomes import Publish, publish_kb_updated
+from services.extractor.pending import pending_of_plan, resolve_pending
 from services.extractor.pipeline import ask_with_output_retries, to_bus_payload
 from services.extractor.ports import ExtractorStore
 from services.extractor.prompts import HANDBOOK_SYSTEM, PROMPT_VERSION, handbook_message
@@ -166,9 +167,17 @@ async def merge_file(
         return FileOutcome(path=file.path, status="held", topics_updated=plan.topics_updated,
                            error=f"held for review: it would rewrite {plan.topics_updated} "
                                  "existing topics (see `r42 graph held`)")  # fmt: skip
+    # This version's relations to topics of files not synced yet replace the last version's;
+    # they are kept before the write (a crash cannot lose them) and applied when the topic
+    # arrives, so the graph does not depend on the order files sync in.
+    asserter = asserter_of(name)
+    await store.pending_merges.clear(asserter)
+    await store.pending_merges.add_relations(pending_of_plan(plan, source_id=asserter,
+                                                             chunk_index=0))  # fmt: skip
     if not changes.empty:
         await store.apply_kb_changes(changes)
-    await count_skips(store, unburied.skipped, asserter=asserter_of(name))
+    await resolve_pending(store, (t.id for t in changes.topics_upsert))
+    await count_skips(store, unburied.skipped, asserter=asserter)
     retraction = await replace_assertions(store, asserter_of(name), topics=asserted.topics,
                                           relations=asserted.relations)  # fmt: skip
     return FileOutcome(
@@ -200,6 +209,7 @@ async def sync_file(
                                  max_bytes=settings.max_upload_bytes)  # fmt: skip
     except (EmptyDocumentError, FormatError) as exc:
         retraction = await retract_all(store, asserter_of(name))
+        await store.pending_merges.clear(asserter_of(name))
         await store.handbook_sync.put(file.path, file.sha)
         return FileOutcome(path=file.path, status="skipped", error=str(exc),
                            removed_ids=tuple(retraction.removed_ids))  # fmt: skip
@@ -246,6 +256,7 @@ async def _moves(
             outcomes.append(FileOutcome(path=target.path, status="renamed", renamed_from=path))
             continue
         retraction: Retraction = await retract_all(store, asserter_of(old_name))
+        await store.pending_merges.clear(asserter_of(old_name))
         await store.handbook_sync.delete(path)
         outcomes.append(FileOutcome(path=path, status="deleted",
                                     removed_ids=tuple(retraction.removed_ids)))  # fmt: skip

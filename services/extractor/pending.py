@@ -4,6 +4,8 @@ A chunk may name a topic that a later chunk (or another source) introduces. Inst
 dropping such a relation, the merge keeps it pending; every later merge that adds topics
 applies the pending relations whose endpoints now both exist. When a source completes,
 what is still pending is dropped and counted (`relations_dropped`), with the reason logged.
+A handbook file's pending relations stay until that file's next version (or deletion): the
+topic may come from a file synced later.
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ from shared.kb import MergePlan
 from shared.store import KbChanges, PendingRelation, Relation
 
 log = logging.getLogger(__name__)
+
+HANDBOOK_PREFIX = "handbook:"
+"""Asserters of handbook files (`handbook:<path>`): pending per file, until its next version."""
 
 
 def pending_of_plan(plan: MergePlan, *, source_id: str, chunk_index: int) -> list[PendingRelation]:
@@ -63,7 +68,8 @@ async def resolve_pending(store: ExtractorStore, topic_ids: Iterable[str]) -> in
     removed = await store.pending_merges.remove_relations(ready)
     if removed:
         for source_id, keys in sorted(by_source.items()):
-            await add_progress(store, source_id, changed_ids=(), relations_added=len(keys))
+            if not source_id.startswith(HANDBOOK_PREFIX):  # a file has no progress counts
+                await add_progress(store, source_id, changed_ids=(), relations_added=len(keys))
         log.info("applied %d pending relation(s) whose endpoint arrived", removed)
     return removed
 

@@ -13,12 +13,12 @@ from typer.testing import CliRunner
 from services.cli import kb as kb_cli
 from services.extractor.uploads import read_upload, sha256_text
 from shared.bus import build_broker, request
-from shared.bus.objects import put_source_object, read_source_object
 from shared.bus.extractor_rpc import (
     REGISTER_UPLOAD_SUBJECT,
     RegisterUploadReply,
     RegisterUploadRequest,
 )
+from shared.bus.objects import put_source_object, read_source_object
 from shared.runtime.service import ServiceContext
 
 from .conftest import EventLog, running_extractor

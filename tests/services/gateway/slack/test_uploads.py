@@ -19,8 +19,8 @@ from shared.bus import (
     serve_rpc,
 )
 from shared.bus.extractor_rpc import SYNC_HANDBOOK_SUBJECT as SYNC_SUBJECT
-from shared.bus.objects import read_source_object
 from shared.bus.extractor_rpc import HandbookSyncReply, HandbookSyncRequest
+from shared.bus.objects import read_source_object
 from shared.store import UploadMessage
 from tests.fakes.fixtures import FAKE_SLACK_BOT_TOKEN
 from tests.fakes.slack_server import FakeSlack
