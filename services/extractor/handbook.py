@@ -19,7 +19,7 @@ from services.extractor.curation import curation_marks, keep_curated
 from services.extractor.github import GitHubClient, RateLimitedError, RepoFile, TreeListing
 from services.extractor.merge import plan_against_store, relations_for_store, topics_for_store
 from services.extractor.outcomes import Publish, publish_kb_updated
-from services.extractor.pending import pending_of_plan, resolve_pending
+from services.extractor.pending import keep_file_pending, resolve_pending
 from services.extractor.pipeline import ask_with_output_retries, to_bus_payload
 from services.extractor.ports import ExtractorStore
 from services.extractor.prompts import HANDBOOK_SYSTEM, PROMPT_VERSION, handbook_message
@@ -167,13 +167,8 @@ async def merge_file(
         return FileOutcome(path=file.path, status="held", topics_updated=plan.topics_updated,
                            error=f"held for review: it would rewrite {plan.topics_updated} "
                                  "existing topics (see `r42 graph held`)")  # fmt: skip
-    # This version's relations to topics of files not synced yet replace the last version's;
-    # they are kept before the write (a crash cannot lose them) and applied when the topic
-    # arrives, so the graph does not depend on the order files sync in.
     asserter = asserter_of(name)
-    await store.pending_merges.clear(asserter)
-    await store.pending_merges.add_relations(pending_of_plan(plan, source_id=asserter,
-                                                             chunk_index=0))  # fmt: skip
+    await keep_file_pending(store, plan, asserter=asserter)  # before the write: never lost
     if not changes.empty:
         await store.apply_kb_changes(changes)
     await resolve_pending(store, (t.id for t in changes.topics_upsert))

@@ -39,6 +39,18 @@ def pending_of_plan(plan: MergePlan, *, source_id: str, chunk_index: int) -> lis
     ]  # fmt: skip
 
 
+async def keep_file_pending(store: ExtractorStore, plan: MergePlan, *, asserter: str) -> int:
+    """A handbook file's relations to topics not synced yet replace its last version's.
+
+    Applied when the topic arrives (resolve_pending), so the graph does not depend on the
+    order files sync in; returns how many wait.
+    """
+    await store.pending_merges.clear(asserter)
+    return await store.pending_merges.add_relations(
+        pending_of_plan(plan, source_id=asserter, chunk_index=0)
+    )
+
+
 async def resolve_pending(store: ExtractorStore, topic_ids: Iterable[str]) -> int:
     """Apply the pending relations (of any source) that these new topics complete.
 
