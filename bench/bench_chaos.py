@@ -147,9 +147,15 @@ class Stack:
         import nats
 
         async def count() -> int:
-            seed = self.data / "users" / "runtime.nk"
+            state = self.state()
+            seed = Path(state.get("users_dir") or self.data / "nats" / "users") / "runtime.nk"
             opts: dict[str, Any] = {"nkeys_seed": str(seed), "inbox_prefix": "_INBOX_runtime"}
-            nc = await nats.connect(self.state()["nats_url"], **(opts if seed.exists() else {}))
+
+            async def quiet(exc: Exception) -> None:
+                del exc  # a refused connect raises below; no traceback per attempt
+
+            nc = await nats.connect(state["nats_url"], allow_reconnect=False, error_cb=quiet,
+                                    **(opts if seed.exists() else {}))  # fmt: skip
             try:
                 info = await nc.jetstream().stream_info("LLM")
                 return int(info.state.messages)
@@ -170,6 +176,13 @@ class Stack:
 def sigterm_during_ingest(base: Path, env: dict[str, str], doc: Path) -> dict[str, Any]:
     """SIGTERM the whole `r42 up` while the ingest runs; start again; count lost telemetry."""
     stack = Stack(base / "sigterm", env)
+    try:
+        return _sigterm_run(stack, doc)
+    finally:
+        stack.stop(signal.SIGTERM)  # whatever failed, no stack is left running
+
+
+def _sigterm_run(stack: Stack, doc: Path) -> dict[str, Any]:
     stack.up()
     stack.wait_settled(sources=1)
     ingest = stack.ingest(doc)
@@ -184,7 +197,6 @@ def sigterm_during_ingest(base: Path, env: dict[str, str], doc: Path) -> dict[st
     time.sleep(2)  # the telemetry service stores what is left in the stream
     in_stream, stored = stack.stream_calls(), stack.llm_calls()
     lost = max(0, in_stream - stored) + stack.dropped_in_logs()
-    stack.stop(signal.SIGTERM)
     return {"at_chunk": at, "in_stream": in_stream, "stored": stored, "lost": lost,
             "stuck": sum(n for s, n in stack.sources().items()
                          if s not in ("completed", "failed"))}  # fmt: skip
