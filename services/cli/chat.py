@@ -3,7 +3,7 @@
 No running stack is needed: the commands open the store (and for `ask` the configured LLM
 provider: Anthropic with ANTHROPIC_API_KEY, else offline) and run R42's own code.
 `search` and `context` join the `kb` group that services.cli.kb registers, so this module
-must be registered after it (COMMAND_MODULES order).
+must be registered after it (the order of COMMAND_MODULES).
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from services.cli.event_format import (
     render_json,
     render_line,
 )
-from shared.bus import NatsAuth
+from shared.bus import NatsAuth, subscriptions_settled
 from shared.bus.streams import STREAMS
 from shared.config import build_settings, describe_settings_error, nats_servers
 from shared.errors import BadInputError, BusError, ConfigError, R42Error
@@ -183,7 +183,7 @@ async def tail(
             )  # fmt: skip
             try:
                 subs = [await nc.subscribe(s) for s in _subjects_for(subject_filter, target.auth)]
-                await nc.flush(timeout=5)
+                await subscriptions_settled(nc, flush_timeout=5)
                 if first:
                     err.print(
                         f"listening on {display_url(target.url)} for {subject_filter!r} "

@@ -11,31 +11,44 @@ from typing import Annotated
 
 import typer
 
-# Each module exposes register(app); imported lazily so `r42 --help` stays fast and
-# nothing happens at import time.
-COMMAND_MODULES: tuple[str, ...] = (
-    "services.cli.up",
-    "services.cli.status",
-    "services.cli.creds",
-    "services.cli.events",
-    "services.cli.kb",
-    "services.cli.chat",
-    "services.cli.ingest",
-    "services.cli.graph",
-    "services.cli.ops",
-    "services.cli.learn",
-    "services.cli.quiz",
-    "services.cli.gateway",
-    "services.cli.eval",
-)
+# Each module exposes register(app); imported lazily so nothing happens at import time, and
+# only the module of the command being run is imported: the groups pull in the bus, the
+# knowledge base and the image and eval libraries, which every command would otherwise pay
+# for at start (seconds on a busy machine).
+COMMAND_MODULES: dict[str, tuple[str, ...]] = {
+    "up": ("services.cli.up",),
+    "status": ("services.cli.status",),
+    "creds": ("services.cli.creds",),
+    "events": ("services.cli.events",),
+    "kb": ("services.cli.kb", "services.cli.chat"),
+    "ask": ("services.cli.kb", "services.cli.chat"),
+    "ingest": ("services.cli.ingest",),
+    "sources": ("services.cli.ingest",),
+    "sync-handbook": ("services.cli.ingest",),
+    "graph": ("services.cli.graph",),
+    "ops": ("services.cli.ops",),
+    "learn": ("services.cli.learn",),
+    "content": ("services.cli.learn",),
+    "quiz": ("services.cli.quiz",),
+    "leaderboard": ("services.cli.quiz",),
+    "gateway": ("services.cli.gateway",),
+    "eval": ("services.cli.eval",),
+}
+
+
+def modules_for(argv: list[str]) -> tuple[str, ...]:
+    """The command modules a command line needs: its command's, or all of them for help."""
+    command = next((arg for arg in argv if not arg.startswith("-")), None)
+    if command == "version" or (command is None and "--version" in argv):
+        return ()
+    if command in COMMAND_MODULES:
+        return COMMAND_MODULES[command]
+    # `r42`, `r42 --help` or an unknown command: typer lists every command.
+    return tuple(dict.fromkeys(m for mods in COMMAND_MODULES.values() for m in mods))
 
 
 def build_app(argv: list[str] | None = None) -> typer.Typer:
-    """Build the typer application with every command group registered.
-
-    `r42 up` gets only its own command: it is the long-running supervisor of the stack,
-    and the other groups pull in the knowledge base, image and eval libraries (~30 MB RSS).
-    """
+    """Build the typer application with the command groups this command line needs."""
     app = typer.Typer(
         name="r42",
         help="R42: the learning platform that answers from the company knowledge graph.",
@@ -80,8 +93,7 @@ def build_app(argv: list[str] | None = None) -> typer.Typer:
         """Print the R42 version."""
         _print_version(True)
 
-    modules = ("services.cli.up",) if argv and argv[0] == "up" else COMMAND_MODULES
-    for name in modules:
+    for name in modules_for(argv or []):
         importlib.import_module(name).register(app)
     return app
 

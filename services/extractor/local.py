@@ -24,6 +24,7 @@ from shared.bus import (
     SourceProgress,
     ns_subject,
     parse_event,
+    subscriptions_settled,
 )
 from shared.errors import BadInputError
 from shared.llm import Limiter
@@ -96,5 +97,5 @@ async def follow_sources(
         await nc.subscribe(ns_subject(model.SUBJECT, namespace), cb=on_message)
         for model in FOLLOWED
     ]
-    await nc.flush()
+    await subscriptions_settled(nc)
     return subs

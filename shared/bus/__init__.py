@@ -6,6 +6,7 @@ docs/asyncapi.yaml (`make docs`). Every rejected event goes to `failed.<original
 event through its subscription's `on_failure` hook (the extractor's `source.failed`).
 """
 
+from shared.bus.barrier import subscriptions_settled
 from shared.bus.broker import (
     NatsAuth,
     build_broker,
@@ -176,4 +177,5 @@ __all__ = [
     "strip_namespace",
     "subjects_overlap",
     "subscribe_event",
+    "subscriptions_settled",
 ]

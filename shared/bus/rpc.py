@@ -27,6 +27,7 @@ from nats.errors import Error as NatsError
 from nats.errors import NoRespondersError
 from pydantic import BaseModel, ValidationError
 
+from shared.bus.barrier import subscriptions_settled
 from shared.bus.rpc_chunks import streamed_reply
 from shared.bus.subjects import RPC_PREFIX, check_async_handler, ns_subject, validate_subject
 from shared.errors import (
@@ -181,8 +182,7 @@ async def serve_rpc[Req: BaseModel](
     nc = _connection(broker, f"serve {subject}")
     server: RpcServer[Req] = RpcServer(subject, request_model, handler, max_concurrency)
     await server._start(nc, ns_subject(subject, namespace), queue or subject)
-    # The subscription is registered at the server once this flush returns.
-    await nc.flush()
+    await subscriptions_settled(nc)
     return server
 
 

@@ -191,7 +191,7 @@ def _canceller(task: asyncio.Task[None]) -> Closer:
 
 
 async def _listen(ctx: ServiceContext, broadcast: Broadcast) -> None:
-    from shared.bus import ns_subject, parse_event
+    from shared.bus import ns_subject, parse_event, subscriptions_settled
 
     async def on_message(msg: Any) -> None:
         try:
@@ -207,7 +207,7 @@ async def _listen(ctx: ServiceContext, broadcast: Broadcast) -> None:
 
     subject = ns_subject(broadcast.event.SUBJECT, ctx.namespace)
     sub = await ctx.broker.connection.subscribe(subject, cb=on_message)
-    await ctx.broker.connection.flush()
+    await subscriptions_settled(ctx.broker.connection)
 
     async def unsubscribe() -> None:
         with contextlib.suppress(Exception):

@@ -18,7 +18,7 @@ from faststream.nats import NatsBroker
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 
-from shared.bus import Event, parse_event
+from shared.bus import Event, parse_event, subscriptions_settled
 from shared.bus.subjects import ns_subject
 from shared.errors import BadInputError, BusError
 
@@ -59,7 +59,7 @@ class EventWaiter:
         for cls, key_fn in taps.items():
             subject = ns_subject(cls.SUBJECT, self._namespace)
             self._subs.append(await nc.subscribe(subject, cb=self._callback(key_fn)))
-        await nc.flush()  # the taps exist at the server before anyone publishes a request
+        await subscriptions_settled(nc)  # the taps exist before anyone publishes a request
 
     def _callback(self, key_fn: KeyFn) -> Callable[[Msg], Any]:
         async def on_msg(msg: Msg) -> None:

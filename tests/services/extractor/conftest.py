@@ -19,7 +19,7 @@ from services.extractor.app import build
 from services.extractor.config import ExtractOptions, ExtractorSettings
 from services.extractor.offline import derive_graph, offline_plans
 from services.extractor.prompts import split_document_message
-from shared.bus import Event, parse_event
+from shared.bus import Event, parse_event, subscriptions_settled
 from shared.config import build_settings
 from shared.errors import BadInputError
 from shared.llm import OfflineProvider
@@ -110,7 +110,7 @@ class EventLog:
         """Connect and subscribe to everything in the namespace."""
         self._nc = await nats.connect(url)
         await self._nc.subscribe(f"{self.namespace}.>", cb=self._on)
-        await self._nc.flush()
+        await subscriptions_settled(self._nc)
         return self
 
     async def _on(self, msg: Any) -> None:

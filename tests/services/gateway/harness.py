@@ -26,7 +26,7 @@ from services.gateway.slack.http import SlackHttpServer
 from services.gateway.slack.service import Mode
 from services.quiz.stop import answer_stop
 from services.quiz.week import answer_leaderboard, answer_status
-from shared.bus import STREAMS, Event, parse_event
+from shared.bus import STREAMS, Event, parse_event, subscriptions_settled
 from shared.bus.extractor_rpc import (
     REGISTER_UPLOAD_SUBJECT,
     RegisterUploadReply,
@@ -394,5 +394,5 @@ async def make_tap(gateway: Gateway) -> Tap:
 
     for first in ("source", "kb", "content", "quiz"):
         await nc.subscribe(ns_subject(f"{first}.>", ns), cb=on_msg)
-    await nc.flush()
+    await subscriptions_settled(nc)
     return recorder

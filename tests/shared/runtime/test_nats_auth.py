@@ -13,7 +13,7 @@ from nats.aio.client import Client
 from nats.errors import Error as NatsError
 from nats.errors import TimeoutError as NatsTimeoutError
 
-from shared.bus import MAX_CHUNKS, ensure_streams
+from shared.bus import MAX_CHUNKS, ensure_streams, subscriptions_settled
 from shared.errors import BadInputError
 from shared.runtime import EmbeddedNatsServer
 from shared.runtime.nats_auth import (
@@ -168,7 +168,7 @@ async def test_rpc_round_trip_between_gateway_and_r42(connect) -> None:
         await msg.respond(b"pong")
 
     await r42.nc.subscribe("rpc.r42.chat", queue="r42", cb=answer)
-    await r42.nc.flush()
+    await subscriptions_settled(r42.nc)
     reply = await gateway.nc.request("rpc.r42.chat", b"ping", timeout=3)
     assert reply.data == b"pong"
     assert not r42.errors and not gateway.errors
@@ -182,7 +182,7 @@ async def test_a_streamed_reply_fits_r42s_response_allowance_and_no_more(connect
             await r42.nc.publish(msg.reply, str(seq).encode())
 
     await r42.nc.subscribe("rpc.r42.chat", queue="r42", cb=answer)
-    await r42.nc.flush()
+    await subscriptions_settled(r42.nc)
     inbox = gateway.nc.new_inbox()
     sub = await gateway.nc.subscribe(inbox)
     await gateway.nc.publish("rpc.r42.chat", b"ping", reply=inbox)
@@ -198,7 +198,7 @@ async def test_reader_sees_events_and_cannot_publish(connect) -> None:
     got: asyncio.Queue = asyncio.Queue()
     for root in ("source.>", "kb.>", "failed.>", "llm.>"):
         await reader.nc.subscribe(root, cb=got.put)
-    await reader.nc.flush()
+    await subscriptions_settled(reader.nc)
     await ext.nc.jetstream().publish("kb.updated", b"{}")
     msg = await asyncio.wait_for(got.get(), 3)
     assert msg.subject == "kb.updated"
