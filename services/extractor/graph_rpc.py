@@ -76,7 +76,11 @@ async def answer_apply(request: GraphApplyRequest, *, deps: ExtractorDeps) -> Gr
         raise refusal("over_bound", deleting=deleting, size=size, bound=bound)
     try:
         _, undo_id = await apply_graph_plan(
-            store=deps.store, plan=plan, publish=deps.publish, max_deletions=request.max_deletions
+            store=deps.store,
+            plan=plan,
+            publish=deps.publish,
+            max_deletions=request.max_deletions,
+            by=request.user_id,
         )
     except BadInputError as exc:
         if "changed since the preview" in str(exc):

@@ -1,6 +1,7 @@
 """Tombstones: a topic an admin deleted stays deleted when a source still asserts it.
 
-Deleting a topic records who deleted it, when, and the change an undo restores it from.
+Deleting a topic (an admin delete, a merge into another, an applied graph analysis) records
+who deleted it, when, and the change an undo restores it from.
 Extraction (uploads, the handbook sync) drops a tombstoned topic — matched by id or by its
 label's kebab id, as a merge matches a re-coined id — with the relations that touch it, and
 counts the skip on the tombstone. An admin lifts it with `r42 graph undo` of the delete, or

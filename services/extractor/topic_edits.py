@@ -238,6 +238,8 @@ async def merge_topic(
     )
     why = f"topic {topic.id} merged into {into.id} by {request.actor}"
     undo_id = await _write(store, changes, reason=why)
+    # A source that still names the merged-away topic must not bring the duplicate back.
+    await bury(store, topic, by=request.actor, undo_id=undo_id)
     await add_assertions(store, ADMIN, topics=[], relations=list(moved))
     await store.curation.unmark(topic.id)
     changed = sorted({into.id, *(end for k in moved for end in k[:2])})

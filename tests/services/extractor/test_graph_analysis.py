@@ -94,8 +94,13 @@ async def test_preview_changes_nothing_and_apply_changes_exactly_the_plan(
     async def publish(event: Any) -> None:
         published.append(event)
 
-    _, undo_id = await apply_graph_plan(store=store, plan=plan, publish=publish)
+    _, undo_id = await apply_graph_plan(store=store, plan=plan, publish=publish, by="U1")
     assert await store.topics.ids() == {"teamlead", "verlof", "ziekte", "cfo"}
+    # What the plan deleted or merged away stays gone when a source still asserts it.
+    stones = await store.tombstones.get_many(["footer", "team-lead", "teamlead"])
+    assert {(t.topic_id, t.deleted_by, t.undo_id) for t in stones.values()} == {
+        ("footer", "U1", undo_id), ("team-lead", "U1", undo_id)
+    }  # fmt: skip
     assert {(x.source, x.target, x.type) for x in await store.relations.list()} == {
         ("verlof", "teamlead", "related_to"),
         ("teamlead", "ziekte", "related_to"),
@@ -113,6 +118,7 @@ async def test_preview_changes_nothing_and_apply_changes_exactly_the_plan(
     done, _, touched = await undo(store, undo_id)
     assert done == undo_id and "footer" in touched
     assert await export_kb(store) == before
+    assert await store.tombstones.list() == []  # restored: extraction may assert them again
     with pytest.raises(NotFoundError, match="nothing to undo"):
         await undo(store)
 
