@@ -184,7 +184,6 @@ def sigterm_during_ingest(base: Path, env: dict[str, str], doc: Path) -> dict[st
 
 def _sigterm_run(stack: Stack, doc: Path) -> dict[str, Any]:
     stack.up()
-    stack.wait_settled(sources=1)
     ingest = stack.ingest(doc)
     started = time.monotonic()
     while stack.chunks_done() < 3 and time.monotonic() - started < 120:
@@ -193,9 +192,15 @@ def _sigterm_run(stack: Stack, doc: Path) -> dict[str, Any]:
     stack.stop(signal.SIGTERM)  # the graceful stop: every service drains its telemetry
     ingest.wait(120)
     stack.up()
-    stack.wait_settled(sources=2)
-    time.sleep(2)  # the telemetry service stores what is left in the stream
-    in_stream, stored = stack.stream_calls(), stack.llm_calls()
+    stack.wait_settled(sources=1)
+    # A message the telemetry service held when it stopped comes back after its ack wait
+    # (30 s): delayed, not lost. Whatever is still missing after a minute counts as lost.
+    deadline = time.monotonic() + 60
+    while True:
+        in_stream, stored = stack.stream_calls(), stack.llm_calls()
+        if stored >= in_stream or time.monotonic() > deadline:
+            break
+        time.sleep(1)
     lost = max(0, in_stream - stored) + stack.dropped_in_logs()
     return {"at_chunk": at, "in_stream": in_stream, "stored": stored, "lost": lost,
             "stuck": sum(n for s, n in stack.sources().items()
@@ -263,10 +268,12 @@ def run(base: Path, env: dict[str, str], doc: Path, *, chaos: bool) -> dict[str,
     stack = Stack(base / ("chaos" if chaos else "calm"), env)
     recover: list[float] = []
     stack.up()
-    stack.wait_settled(sources=1)  # the bundled sample handbook
     ingest = stack.ingest(doc)
     if chaos:
-        time.sleep(1.0)
+        # The kills start once the ingest is under way (its first chunk merged).
+        started = time.monotonic()
+        while stack.chunks_done() < 1 and time.monotonic() - started < 120:
+            time.sleep(0.05)
         # nats-server, SIGKILL
         nats_pid = stack.state()["nats_pid"]
         os.kill(nats_pid, signal.SIGKILL)
@@ -284,7 +291,7 @@ def run(base: Path, env: dict[str, str], doc: Path, *, chaos: bool) -> dict[str,
         stack.up()
         recover.append(time.monotonic() - t0)
     ingest.wait(600)
-    stack.wait_settled(sources=2)
+    stack.wait_settled(sources=1)
     time.sleep(2)  # telemetry of the last calls lands
     before_stop = stack.llm_calls()
     # Graceful stops: SIGTERM every service and the stack; every logged call must be stored.
@@ -302,7 +309,9 @@ def run(base: Path, env: dict[str, str], doc: Path, *, chaos: bool) -> dict[str,
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.parse_args(argv)
+    parser.add_argument("--only", choices=("kills", "sigterm", "5xx"), action="append",
+                        help="Run only these parts (default: all).")  # fmt: skip
+    parts = set(parser.parse_args(argv).only or ("kills", "sigterm", "5xx"))
     base = Path(tempfile.mkdtemp(prefix="r42-chaos-"))
     doc = base / "chaos-handbook.md"
     doc.write_text(document())
@@ -310,28 +319,42 @@ def main(argv: list[str] | None = None) -> int:
         **{k: v for k, v in os.environ.items() if not k.startswith(("R42_", "NATS_"))},
         "R42_LLM": "offline", "R42_EXTRACTOR_MAX_CHUNK_CHARS": "400",
         "R42_EXTRACTOR_OVERLAP_CHARS": "0",
+        # Only the chaos document: the sample's files extract concurrently, and which of them
+        # a file's hint already knows depends on timing, not on the kills measured here.
+        "R42_EXTRACTOR_SAMPLE_HANDBOOK": "false",
     }  # fmt: skip
     env.pop("ANTHROPIC_API_KEY", None)
+    print(f"bench_chaos: {CHUNKS}-chunk ingest, offline LLM, data under {base}")
+    ok = True
+    if "kills" in parts:
+        ok = _kills(base, env, doc) and ok
+    if "sigterm" in parts:
+        term = sigterm_during_ingest(base, env, doc)
+        print(f"  lost telemetry on graceful stops: {term['lost']} (SIGTERM of r42 up at chunk "
+              f"{term['at_chunk']}/{CHUNKS}; {term['in_stream']} call events in the stream, "
+              f"{term['stored']} stored; stuck after restart {term['stuck']})")  # fmt: skip
+        ok = ok and term["lost"] == 0 and term["stuck"] == 0
+    if "5xx" in parts:
+        mean_calls, max_calls, chunks = asyncio.run(calls_per_chunk_under_5xx())
+        print(f"  API calls per chunk under a persistent 5xx: mean {mean_calls:.1f}, max "
+              f"{max_calls} over {chunks} chunk(s) tried (goal ≤ 5)")  # fmt: skip
+        ok = ok and max_calls <= 5
+    return 0 if ok else 1
+
+
+def _kills(base: Path, env: dict[str, str], doc: Path) -> bool:
     calm = run(base, env, doc, chaos=False)
     chaos = run(base, env, doc, chaos=True)
-    term = sigterm_during_ingest(base, env, doc)
-    mean_calls, max_calls, chunks = asyncio.run(calls_per_chunk_under_5xx())
     rec = chaos["recover"]
-    print(f"bench_chaos: {CHUNKS}-chunk ingest, offline LLM, data under {base}")
     print(f"  KB equal to an uninterrupted run: {'yes' if chaos['kb'] == calm['kb'] else 'no'} "
           f"({len(chaos['kb'][0])} topics, {len(chaos['kb'][1])} relations; "
           f"uninterrupted {len(calm['kb'][0])}, {len(calm['kb'][1])})")  # fmt: skip
     print(f"  stuck sources: {chaos['stuck']} (uninterrupted {calm['stuck']})")
-    print(f"  lost telemetry on graceful stops: {term['lost']} (SIGTERM of r42 up at chunk "
-          f"{term['at_chunk']}/{CHUNKS}; {term['in_stream']} call events in the stream, "
-          f"{term['stored']} stored; stuck after restart {term['stuck']}); after the run: "
-          f"{chaos['lost_on_stop']} (uninterrupted {calm['lost_on_stop']})")  # fmt: skip
+    print(f"  lost telemetry on the final graceful stop: {chaos['lost_on_stop']} "
+          f"(uninterrupted {calm['lost_on_stop']})")  # fmt: skip
     print(f"  time to recover: median {statistics.median(rec):.1f} s, max {max(rec):.1f} s "
           f"over {len(rec)} kills (nats-server, {len(SERVICES)} services, r42 up)")  # fmt: skip
-    print(f"  API calls per chunk under a persistent 5xx: mean {mean_calls:.1f}, max {max_calls} "
-          f"over {chunks} chunk(s) tried (goal ≤ 5)")  # fmt: skip
-    ok = chaos["kb"] == calm["kb"] and chaos["stuck"] == 0 and term["lost"] == 0
-    return 0 if ok and term["stuck"] == 0 and max_calls <= 5 else 1
+    return bool(chaos["kb"] == calm["kb"] and chaos["stuck"] == 0)
 
 
 if __name__ == "__main__":

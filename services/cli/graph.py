@@ -121,9 +121,9 @@ def plan_table(plan: GraphPlanReply) -> Table:
     table = Table(title=f"Graph analysis plan {plan.plan_id} (preview)", title_justify="left")
     for column in ("key", "action", "what", "why"):
         table.add_column(column, overflow="fold")
-    for a in plan.actions:
-        table.add_row(a.key, a.kind, Text(a.what), Text(a.why))
-    for why in plan.skipped:
+    for a in plan.actions:  # the owner's English wording (what/why are for chat surfaces)
+        table.add_row(a.key, a.kind, Text(a.what_en or a.what), Text(a.why_en or a.why))
+    for why in plan.skipped_en or plan.skipped:
         table.add_row("", "skipped", "", Text(why), style="dim")
     return table
 

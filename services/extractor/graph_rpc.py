@@ -46,15 +46,18 @@ async def answer_analyze(
         plan_id, plan, size = await analyze_and_store(
             store=deps.store, limiter=deps.limiter, by=request.user_id
         )
+    # Both wordings: chat surfaces show what/why/skipped (Dutch), the CLI the English ones.
     actions = [
         PlanAction.model_validate(
-            {"key": key, "kind": kind, "what": what[:4000], "why": why[:4000]}
+            {"key": key, "kind": kind, "what": what_nl[:4000], "why": why_nl[:4000],
+             "what_en": what[:4000], "why_en": why[:4000]}
         )
-        for key, kind, what, why in plan.keyed_rows()
-    ]
+        for key, kind, what, why, what_nl, why_nl in plan.keyed_rows()
+    ]  # fmt: skip
     return GraphPlanReply(
         plan_id=plan_id if actions else "", summary=plan.summary[:4000], actions=actions,
-        skipped=[s[:500] for s in plan.skipped[:50]], graph_size=size,
+        skipped=[s[:500] for s in plan.skipped_nl[:50]],
+        skipped_en=[s[:500] for s in plan.skipped[:50]], graph_size=size,
         bound=deletion_bound(size, None),
     )  # fmt: skip
 

@@ -46,12 +46,14 @@ class GraphAnalyzeRequest(_Model):
 
 
 class PlanAction(_Model):
-    """One action of a plan, as the admin chooses it."""
+    """One action of a plan, as the admin chooses it (`what`/`why` Dutch, `*_en` English)."""
 
     key: str = Field(min_length=2, max_length=8, pattern=r"^[mdrv]\d{1,3}$")
     kind: Literal["merge", "delete", "relation", "relevance"]
     what: str = Field(max_length=4000)
     why: str = Field(default="", max_length=4000)
+    what_en: str = Field(default="", max_length=4000)
+    why_en: str = Field(default="", max_length=4000)
 
 
 class GraphPlanReply(_Model):
@@ -61,6 +63,8 @@ class GraphPlanReply(_Model):
     summary: str = Field(default="", max_length=4000)
     actions: list[PlanAction] = Field(default_factory=list)
     skipped: list[str] = Field(default_factory=list)
+    """Refused actions, in Dutch (chat surfaces); `skipped_en` the same in English (the CLI)."""
+    skipped_en: list[str] = Field(default_factory=list)
     graph_size: int = Field(default=0, ge=0)
     bound: int = Field(default=0, ge=0)
 

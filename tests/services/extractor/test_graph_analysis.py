@@ -74,6 +74,28 @@ def test_plan_repoints_collapses_and_respects_locks() -> None:
     assert plan.changed_ids == ["footer", "team-lead", "teamlead", "verlof", "ziekte"]
 
 
+def test_every_plan_row_is_worded_in_dutch_for_chat_and_english_for_the_cli() -> None:
+    plan = plan_graph_actions(ACTIONS, TOPICS, RELATIONS)
+    rows = plan.keyed_rows()
+    assert [row[0] for row in rows] == ["m0", "d0", "r0", "v0"]
+    dutch = [(what_nl, why_nl) for *_, what_nl, why_nl in rows]
+    assert dutch == [
+        ("behoud teamlead ← verwijder team-lead",
+         "same (1 relatie(s) omgezet, 2 dubbele samengevoegd)"),
+        ("footer", "boilerplate (1 relatie(s) verwijderd)"),
+        ("ziekte hangt samen met verlof", ""),
+        ("verlof: standaard → kern", "everyone"),
+    ]  # fmt: skip
+    assert (
+        rows[0][2] == "keep teamlead ← delete team-lead" and rows[3][2] == "verlof: standard → core"
+    )
+    assert len(plan.skipped_nl) == len(plan.skipped) >= 4
+    chat = " | ".join(plan.skipped_nl)
+    assert "cfo heeft een vergrendelde relevantie" in chat and "ghost bestaat niet" in chat
+    assert "relatie verlof hangt samen met team-lead: bestaat al" in chat
+    assert not any(word in chat for word in ("related_to", "locked", "exists", "merge:"))
+
+
 async def test_preview_changes_nothing_and_apply_changes_exactly_the_plan(
     fake_anthropic: FakeAnthropic, fake_llm: Any, store: Store
 ) -> None:
