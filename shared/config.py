@@ -7,7 +7,14 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    AliasChoices,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import InitErrorDetails, PydanticCustomError
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, SettingsError
 
@@ -35,6 +42,25 @@ def nats_servers(url: str) -> list[str]:
 DEFAULT_MODEL_FAST = "claude-haiku-4-5"
 DEFAULT_MODEL_STANDARD = "claude-sonnet-4-6"
 DEFAULT_MODEL_REASONING = "claude-opus-4-6"
+DEFAULT_ANSWER_MAX_TOKENS = 2048
+
+# (model-id pattern, the most output tokens one request may ask for); first match wins.
+# From Anthropic's model overview pages (2026-12); an unknown model gets the smallest.
+_MAX_OUTPUT_TOKENS: tuple[tuple[re.Pattern[str], int], ...] = (
+    (re.compile(r"opus-4-[6-9]|sonnet-4-[6-9]"), 128_000),
+    (re.compile(r"haiku-4|sonnet-4|opus-4-5"), 64_000),
+    (re.compile(r"opus-4"), 32_000),
+)
+DEFAULT_MAX_OUTPUT_TOKENS = 32_000
+
+
+def max_output_tokens(model: str) -> int:
+    """The largest max_tokens this model accepts."""
+    lowered = model.lower()
+    for pattern, limit in _MAX_OUTPUT_TOKENS:
+        if pattern.search(lowered):
+            return limit
+    return DEFAULT_MAX_OUTPUT_TOKENS
 
 
 class Settings(BaseSettings):
@@ -99,6 +125,9 @@ class Settings(BaseSettings):
     admins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     admin_channel: str | None = None
 
+    # R42: the most tokens one chat answer may take (R42_ANSWER_MAX_TOKENS), ≤ the fast model's max.
+    answer_max_tokens: int = Field(default=DEFAULT_ANSWER_MAX_TOKENS, ge=1)
+
     # Sources
     max_upload_bytes: int = 5 * 1024 * 1024
     github_api_url: str = Field(
@@ -151,6 +180,16 @@ class Settings(BaseSettings):
                 f"unsupported store {scheme!r}: use sqlite:///path or mongodb://host/db"
             )
         return value
+
+    @model_validator(mode="after")
+    def _check_answer_budget(self) -> Settings:
+        limit = max_output_tokens(self.model_fast)
+        if self.answer_max_tokens > limit:
+            raise ValueError(
+                f"answer_max_tokens: {self.answer_max_tokens} is more than {self.model_fast} "
+                f"can answer in one request ({limit} tokens)"
+            )
+        return self
 
     @property
     def store_url(self) -> str:

@@ -12,7 +12,10 @@ the tool plans derive from the request, or answer with `offline_answer`:
 - a question that names a topic verbatim, or an id-like word that is not a topic →
   lookup_topic, one per step, at most 3 per turn;
 - the answer: "[offline] " + the label and description of the looked-up topic, else of
-  the best-matching context topic, else "Dat staat niet in de kennisgraaf."
+  the best-matching context topic above the relevance floor, else "not in the knowledge
+  graph"; in English for an English question (the KB's own text stays Dutch, and says so).
+- small talk (services.r42.smalltalk): R42's greeting;
+- search_kb, when a request forces it: the question itself (no reformulation offline).
 """
 
 from __future__ import annotations
@@ -24,9 +27,16 @@ from typing import Any
 from services.r42.intent import DUTCH_KIND, topic_request
 from services.r42.knowledge import CONTEXT_MAX_TOPICS, KbSnapshot
 from services.r42.lookup import normalise_id
+from services.r42.prompts import GREETING, GREETING_EN, not_in_kb
 from services.r42.proposals import summarize_delta, to_kb_delta
-from services.r42.tools import LOOKUP_TOOL_NAME, PROPOSE_TOOL_NAME
-from shared.kb import build_kb_context, to_kebab_id, validate_delta
+from services.r42.smalltalk import is_small_talk
+from services.r42.tools import (
+    LOOKUP_TOOL_NAME,
+    MAX_QUERY_CHARS,
+    PROPOSE_TOOL_NAME,
+    SEARCH_TOOL_NAME,
+)
+from shared.kb import build_kb_context, detect_language, to_kebab_id, validate_delta
 from shared.llm import OFFLINE_PREFIX, OfflinePlans, OfflineRequest, OfflineStep
 from shared.store import Topic
 
@@ -137,8 +147,15 @@ def offline_answer(
     snapshot: KbSnapshot,
     found: Sequence[Topic],
     proposal_summary: str | None,
+    language: str = "nl",
 ) -> str:
-    """The offline turn's text, built from what the turn found."""
+    """The offline turn's text, built from what the turn found (English for "en")."""
+    english = language == "en"
+    if proposal_summary is not None and english:
+        return (
+            f"{OFFLINE_PREFIX}Thanks, that is not in the knowledge graph yet. I have prepared "
+            f"a proposal: {proposal_summary} Confirm it if it is right."
+        )
     if proposal_summary is not None:
         return (
             f"{OFFLINE_PREFIX}Dank je, dat staat nog niet in de kennisgraaf. Ik heb een "
@@ -148,10 +165,14 @@ def offline_answer(
     if best is None and context_ids:
         best = snapshot.topics.get(context_ids[0])
     if best is None:
-        return f"{OFFLINE_PREFIX}Dat staat niet in de kennisgraaf."
+        return OFFLINE_PREFIX + not_in_kb(language)
     description = " ".join(best.description.split())
     if len(description) > ANSWER_CHARS:
         description = description[: ANSWER_CHARS - 1].rsplit(" ", 1)[0] + "…"
+    if english:
+        if not description:
+            return f"{OFFLINE_PREFIX}{best.label} is in the knowledge graph, without a description."
+        return f"{OFFLINE_PREFIX}From the knowledge graph (in Dutch): {best.label}: {description}"
     if not description:
         return f"{OFFLINE_PREFIX}{best.label} staat in de kennisgraaf, maar zonder beschrijving."
     return f"{OFFLINE_PREFIX}{best.label}: {description}"
@@ -178,6 +199,9 @@ def _tool_outcomes(messages: Iterable[dict[str, Any]]) -> list[tuple[str, dict[s
 
 def answer_from_turn(request: OfflineRequest, snapshot: KbSnapshot) -> str:
     """The final text of a turn: the proposal made, else a topic looked up or in context."""
+    if is_small_talk(request.user):
+        english = detect_language(request.user) == "en"
+        return OFFLINE_PREFIX + (GREETING_EN if english else GREETING)
     found: list[Topic] = []
     summary: str | None = None
     for name, tool_input in _tool_outcomes(request.messages):
@@ -195,7 +219,7 @@ def answer_from_turn(request: OfflineRequest, snapshot: KbSnapshot) -> str:
     ) if request.user.strip() else None  # fmt: skip
     return offline_answer(
         context_ids=context.topic_ids if context else (), snapshot=snapshot, found=found,
-        proposal_summary=summary,
+        proposal_summary=summary, language=detect_language(request.user),
     )  # fmt: skip
 
 
@@ -205,6 +229,9 @@ def offline_plans(current: Callable[[], KbSnapshot | None]) -> OfflinePlans:
     def lookup_input(request: OfflineRequest) -> dict[str, Any]:
         target = lookup_target(request.user, current(), looked_up(request.messages))
         return {"id": target or ""}
+
+    def search_input(request: OfflineRequest) -> dict[str, Any]:
+        return {"query": " ".join(request.user.split())[:MAX_QUERY_CHARS]}
 
     def propose_input(request: OfflineRequest) -> dict[str, Any]:
         return missing_topic_delta(request.user, current()) or {"reason": ""}
@@ -216,10 +243,14 @@ def offline_plans(current: Callable[[], KbSnapshot | None]) -> OfflinePlans:
             if step["type"] == "tool":
                 return OfflineStep(tool=step["name"])
         if snapshot is None:
-            return OfflineStep(text=f"{OFFLINE_PREFIX}Dat staat niet in de kennisgraaf.")
+            return OfflineStep(text=OFFLINE_PREFIX + not_in_kb(detect_language(request.user)))
         return OfflineStep(text=answer_from_turn(request, snapshot))
 
     return OfflinePlans(
-        tools={LOOKUP_TOOL_NAME: lookup_input, PROPOSE_TOOL_NAME: propose_input},
+        tools={
+            SEARCH_TOOL_NAME: search_input,
+            LOOKUP_TOOL_NAME: lookup_input,
+            PROPOSE_TOOL_NAME: propose_input,
+        },
         turns={LOOKUP_TOOL_NAME: turn},
     )

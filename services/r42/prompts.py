@@ -7,7 +7,8 @@ block marked with cache_control, and tools come before the system prompt in that
 2. the KB catalogue: every topic in one line; the same for one KB version (marked: with the
    tools and the preamble it is the prefix that later turns read from the cache);
 3. the KB context for the question: the same across the tool loop of one turn (marked);
-4. the per-turn tail: who is asking, whether they are an admin, the answer language.
+4. the per-turn tail: who is asking, whether they are an admin, the answer language, and
+   (below the relevance floor) that the context found nothing.
 
 shared.llm drops a mark whose prefix is below the model's minimum and says so once.
 """
@@ -15,9 +16,12 @@ shared.llm drops a mark whose prefix is below the model's minimum and says so on
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
-PROMPT_VERSION = "r42-chat-2"
+from shared.store import Topic
+
+PROMPT_VERSION = "r42-chat-3"
 """Stored with every proposal R42 makes; bump it when a prompt or tool text changes."""
 
 CACHE_CONTROL: dict[str, Any] = {"type": "ephemeral"}
@@ -38,9 +42,12 @@ en noem hooguit wat er wel over te vinden is.
 
 Taken
 1. Vragen over Respellion beantwoorden.
-2. lookup_topic(id) gebruiken als de beschrijving in de context te kort is of als de vraag \
-over een onderwerp gaat waarvan je de inhoud mist. Gebruik alleen ids uit de context of \
-uit eerdere resultaten; hooguit 3 keer per vraag.
+2. search_kb(query) gebruiken als de context de vraag niet dekt: zoek opnieuw met andere \
+woorden (een synoniem, een zelfstandig naamwoord in plaats van een werkwoord) of, bij een \
+vraag in een andere taal, met de Nederlandse vertaling. lookup_topic(id) gebruiken als de \
+beschrijving in de context te kort is of als de vraag over een onderwerp gaat waarvan je de \
+inhoud mist. Gebruik alleen ids uit de context of uit eerdere resultaten. Samen hooguit 3 \
+keer per vraag.
 3. propose_graph_delta gebruiken als de gebruiker iets vertelt dat ontbreekt of niet klopt \
 in de kennisgraaf, bijvoorbeeld een rol of proces dat er niet in staat, of als de gebruiker \
 vraagt iets toe te voegen ("Kun je een onderwerp toevoegen over …?", "Voeg toe dat …"): hooguit 3 \
@@ -63,6 +70,23 @@ kort uit wat je wel kunt.
 
 CONTEXT_HEADING = "Kennisgraaf (uittreksel voor deze vraag):"
 CATALOGUE_HEADING = "Kennisgraaf (alle onderwerpen, kort; gebruik lookup_topic voor de inhoud):"
+NOT_RELEVANT = (
+    "Voor deze vraag is in de kennisgraaf niets passends gevonden. Zoek met search_kb met "
+    "andere woorden of de Nederlandse vertaling; vind je ook dan niets, zeg dan dat het niet "
+    "in de kennisgraaf staat."
+)
+NOT_IN_KB = {
+    "nl": "Dat staat niet in de kennisgraaf, dus daar kan ik geen betrouwbaar antwoord op "
+    "geven. Probeer het eventueel met andere woorden.",
+    "en": "That is not in the knowledge graph, so I can't give you a reliable answer. You "
+    "could try asking it in other words.",
+}
+"""R42's answer below the relevance floor, in the question's language (Dutch otherwise)."""
+SEARCH_NONE = (
+    "Niets gevonden voor {query!r}: geen onderwerp in de kennisgraaf past bij deze zoekvraag."
+)
+SEARCH_HEADING = "Onderwerpen voor {query!r} (gebruik lookup_topic voor de volledige inhoud):"
+SEARCH_DESCRIPTION_CHARS = 300
 ENGLISH_QUESTION = (
     "De vraag is in het Engels gesteld: antwoord in het Engels. De kennisgraaf is "
     "Nederlands; vertaal wat je eruit gebruikt."
@@ -71,6 +95,10 @@ ENGLISH_QUESTION = (
 GREETING = (
     "Hoi! Ik ben R42, de assistent van Respellion. Stel me gerust een vraag over het "
     "bedrijf; ik antwoord vanuit onze kennisgraaf."
+)
+GREETING_EN = (
+    "Hi! I'm R42, Respellion's assistant. Ask me anything about the company; I answer from "
+    "our knowledge graph."
 )
 QUIZ_REFUSAL = (
     "Je bent bezig met een quiz. Zolang die loopt beantwoord ik geen vragen: maak eerst de "
@@ -85,6 +113,27 @@ APOLOGY = (
 NO_ANSWER = "Ik kon hier geen antwoord op formuleren. Kun je je vraag anders stellen?"
 HISTORY_TRUNCATED = "(earlier conversation truncated)"
 """Put once before the oldest turn sent when older turns were dropped."""
+
+
+def not_in_kb(language: str) -> str:
+    """The fixed "not in the knowledge graph" answer in the question's language."""
+    return NOT_IN_KB.get(language, NOT_IN_KB["nl"])
+
+
+def search_result_text(query: str, topics: Sequence[Topic]) -> str:
+    """What search_kb returns: one line per topic (description clipped), or that none match."""
+    shown = clean_name(query)
+    if not topics:
+        return SEARCH_NONE.format(query=shown)
+    lines = [SEARCH_HEADING.format(query=shown)]
+    for topic in topics:
+        description = " ".join(topic.description.split())
+        if len(description) > SEARCH_DESCRIPTION_CHARS:
+            description = description[: SEARCH_DESCRIPTION_CHARS - 1].rsplit(" ", 1)[0] + "…"
+        line = f"- [{topic.id}] {clean_name(topic.label)} ({topic.type})"
+        lines.append(f"{line}: {description}" if description else line)
+    return "\n".join(lines)
+
 
 _NAME_MAX = 80
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f`]+")
@@ -121,11 +170,14 @@ def system_blocks(
     user_name: str,
     is_admin: bool,
     language: str = "nl",
+    relevant: bool = True,
 ) -> list[dict[str, Any]]:
     """The four system blocks; cache_control on the KB catalogue and on the KB context."""
     tail = turn_tail(user_id=user_id, user_name=user_name, is_admin=is_admin)
     if language == "en":
         tail += "\n" + ENGLISH_QUESTION
+    if not relevant:
+        tail += "\n" + NOT_RELEVANT
     return [
         {"type": "text", "text": PREAMBLE},
         {

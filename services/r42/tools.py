@@ -1,7 +1,9 @@
-"""The two tools R42's model may call, with input models lenient enough to never fail a turn.
+"""The tools R42's model may call, with input models lenient enough to never fail a turn.
 
-Validation that matters happens after the call: `lookup_topic` ids are checked against the
-store, `propose_graph_delta` input goes through `shared.kb.validate_delta`. The input
+Validation that matters happens after the call: a `search_kb` query must be a string of
+1 to MAX_QUERY_CHARS characters (checked on the raw input, so a number or a list is refused
+rather than coerced), `lookup_topic` ids are checked against the store,
+`propose_graph_delta` input goes through `shared.kb.validate_delta`. The input
 models therefore accept anything roughly shaped right (unknown keys ignored, every field
 defaulted), so a sloppy tool call yields an error tool_result the model can react to
 instead of an exception that ends the turn. The JSON schema still tells the model the
@@ -10,17 +12,41 @@ vocabulary and the caps (enum / maxItems are hints here, enforced by validate_de
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from shared.kb import MAX_DELTA_RELATIONS, MAX_DELTA_TOPICS, RELATION_TYPES, TOPIC_TYPES
 from shared.llm import Tool
 
+SEARCH_TOOL_NAME = "search_kb"
 LOOKUP_TOOL_NAME = "lookup_topic"
 PROPOSE_TOOL_NAME = "propose_graph_delta"
 
 
 class _Lenient(BaseModel):
     model_config = ConfigDict(extra="ignore")
+
+
+MAX_QUERY_CHARS = 200
+MAX_TOOL_HOPS = 3
+"""Model rounds answered with tool calls per turn (search_kb and lookup_topic calls: as many)."""
+
+
+class SearchKbInput(_Lenient):
+    """Input of search_kb."""
+
+    model_config = ConfigDict(extra="ignore", json_schema_extra={"required": ["query"]})
+
+    # Any: a number or list must reach the turn (an error result), not fail the call.
+    query: Any = Field(
+        default="",
+        description=(
+            "Search words in Dutch (the knowledge graph is Dutch): other words, synonyms or a "
+            "translation of the question."
+        ),
+        json_schema_extra={"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS},
+    )
 
 
 class LookupTopicInput(_Lenient):
@@ -59,12 +85,24 @@ class ProposeGraphDeltaInput(_Lenient):
     )
 
 
+SEARCH_TOOL = Tool(
+    name=SEARCH_TOOL_NAME,
+    description=(
+        "Search the knowledge graph again with other words when the context does not cover "
+        "the question: synonyms, a noun instead of a verb, or the Dutch translation of an "
+        "English question. Returns at most 5 matching topics (id, label, type, a short "
+        "description), or says that nothing matches. Together with lookup_topic at most "
+        f"{MAX_TOOL_HOPS} calls per question."
+    ),
+    model=SearchKbInput,
+)
+
 LOOKUP_TOOL = Tool(
     name=LOOKUP_TOOL_NAME,
     description=(
         "Fetch one knowledge-graph topic in full: its whole description, its relations and "
-        "the learning content generated for it. Use an id from the context. At most 3 "
-        "lookups per question."
+        "the learning content generated for it. Use an id from the context or from search_kb. "
+        f"Together with search_kb at most {MAX_TOOL_HOPS} calls per question."
     ),
     model=LookupTopicInput,
 )
@@ -81,4 +119,5 @@ PROPOSE_TOOL = Tool(
     model=ProposeGraphDeltaInput,
 )
 
-TOOLS: tuple[Tool, ...] = (LOOKUP_TOOL, PROPOSE_TOOL)
+# Fixed order: the tools open the cached prefix, so it must not change between requests.
+TOOLS: tuple[Tool, ...] = (SEARCH_TOOL, LOOKUP_TOOL, PROPOSE_TOOL)

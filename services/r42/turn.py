@@ -1,31 +1,40 @@
 """One chat turn: checks, KB context, the tool loop on the fast tier, sources, thread.
 
-Tool loop: every request offers both tools (so the cached prefix never changes) with
-tool_choice auto. lookup_topic is answered with the topic in full, or an is_error result
-for an unknown id; after 3 lookups (or 5 tool rounds) the next request carries
-tool_choice none, so the model must answer in text. propose_graph_delta input is
-cleaned by `validate_delta`; an invalid delta is dropped (the model hears why), a valid
-one becomes the turn's proposal (one per turn), stored only when the turn succeeds.
+Tool loop: every request offers the same three tools (so the cached prefix never changes)
+with tool_choice auto. search_kb runs the retrieval again with the model's own words (a
+synonym, the Dutch translation of an English question) and returns at most 5 topics;
+lookup_topic is answered with the topic in full, or an is_error result for an unknown id.
+At most MAX_TOOL_HOPS rounds answered with tool calls and as many search/lookup calls per
+turn; then the next request carries tool_choice none, so the model must answer in text.
+propose_graph_delta input is cleaned by `validate_delta`; an invalid delta is dropped (the
+model hears why), a valid one becomes the turn's proposal (one per turn), stored only when
+the turn succeeds.
 
-Streaming (`on_text`): each round's text goes out as the model writes it, rounds separated by
-a blank line, and the answer is then what was streamed (a preface before a tool call
-included), so what the person read is what is remembered and rated.
+Relevance floor: a turn is grounded once retrieval found a topic above the floor
+(`KbContext.relevant`, a relevant search_kb, a topic looked up) or it made a proposal. The
+model is asked even when the first retrieval is below the floor, told that nothing matched,
+so it can reformulate with search_kb (the misses the analyser cannot bridge: a synonym, a
+translation); its text is not streamed until the turn is grounded. A turn that ends
+ungrounded answers the fixed "not in the knowledge graph" line in the question's language
+(whatever the model wrote) and says `kb_miss`, which the gap list reads.
+
+Streaming (`on_text`): each grounded round's text goes out as the model writes it, rounds
+separated by a blank line, and the answer is then what was streamed (a preface before a
+tool call included), so what the person read is what is remembered and rated.
 
 Sources are the topics the answer used: every topic looked up successfully (in lookup
-order), then the context topics (in retrieval order) whose label or id the answer
-mentions; at most 5.
+order), then the context and search_kb topics (in retrieval order) whose label or id the
+answer mentions; at most 5.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
-import re
 import uuid
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from services.r42.knowledge import KbCache, KbSnapshot, turn_context
 from services.r42.lookup import LookupResult, lookup_topic
@@ -37,26 +46,43 @@ from services.r42.prompts import (
     NO_ANSWER,
     PROMPT_VERSION,
     QUIZ_REFUSAL,
+    not_in_kb,
+    search_result_text,
     system_blocks,
 )
 from services.r42.proposals import effective_admin, save_proposal
+from services.r42.smalltalk import is_small_talk
+from services.r42.sources import answer_sources
 from services.r42.thread import history_messages, load_thread
-from services.r42.tools import LOOKUP_TOOL_NAME, PROPOSE_TOOL_NAME, TOOLS
+from services.r42.tools import (
+    LOOKUP_TOOL_NAME,
+    MAX_QUERY_CHARS,
+    MAX_TOOL_HOPS,
+    PROPOSE_TOOL_NAME,
+    SEARCH_TOOL_NAME,
+    TOOLS,
+)
 from shared.bus import ChatReply, ChatRequest, Proposal, SourceRef
 from shared.errors import R42Error
-from shared.kb import GraphDelta, detect_language, fold_text, validate_delta
-from shared.llm import LLMBusyError, TextSink, ToolUse, answer_within, call_llm
-from shared.store import ThreadMessage, Topic, utcnow
+from shared.kb import GraphDelta, detect_language, is_relevant, validate_delta
+from shared.llm import (
+    OFFLINE_PREFIX,
+    LLMBusyError,
+    TextSink,
+    ToolUse,
+    answer_within,
+    call_llm,
+    get_runtime,
+)
+from shared.store import ThreadMessage, utcnow
 
 log = logging.getLogger(__name__)
 
 TASK = "r42.chat"
 TIER = "fast"
-MAX_LOOKUPS = 3
-MAX_TOOL_ROUNDS = 5
+MAX_RETRIEVALS = MAX_TOOL_HOPS  # search_kb and lookup_topic calls per turn, together
+SEARCH_HITS = 5
 MAX_INPUT_CHARS = 8000
-MAX_SOURCES = 5
-ANSWER_MAX_TOKENS = 2048
 TURN_TIMEOUT_S = 90.0
 BUSY = "R42 is druk tot {until}. Probeer het daarna nog eens."
 _TOOL_NONE = {"type": "none"}
@@ -69,9 +95,20 @@ class _Turn:
     """What the tool loop gathered."""
 
     lookups: list[LookupResult] = field(default_factory=list)
+    searched: list[str] = field(default_factory=list)  # relevant search_kb hits, in order
+    retrievals: int = 0
+    hops: int = 0
+    relevant: bool = False
     delta: GraphDelta | None = None
     offline: bool = False
     model: str = ""
+    kb_miss: bool = False
+    language: Literal["nl", "en"] = "nl"
+
+    @property
+    def grounded(self) -> bool:
+        """Whether the answer may stand: the KB had something, or the turn proposes an edit."""
+        return self.relevant or self.delta is not None
 
 
 def new_error_ref() -> str:
@@ -135,6 +172,7 @@ async def chat_turn(
     return ChatReply(
         text=answer, sources=sources, proposal=proposal, offline=turn.offline,
         truncated_input=truncated, model=turn.model, prompt_version=PROMPT_VERSION,
+        kb_miss=turn.kb_miss, language=turn.language,
     )  # fmt: skip
 
 
@@ -168,6 +206,14 @@ class _Stream:
         return "\n\n".join(r.strip() for r in self.rounds if r.strip())
 
 
+def _last_question(history: list[ThreadMessage]) -> str:
+    return next((m.text for m in reversed(history) if m.role == "user"), "")
+
+
+def _language(question: str) -> Literal["nl", "en"]:
+    return "en" if detect_language(question) == "en" else "nl"
+
+
 def _expected_failure(exc: Exception) -> bool:
     return isinstance(exc, (R42Error, TimeoutError))
 
@@ -184,54 +230,80 @@ async def _converse(
 ) -> tuple[str, list[SourceRef], _Turn]:
     snapshot = await kb.get()
     context = await turn_context(store=store, snapshot=snapshot, question=question)
+    if not context.relevant and (previous := _last_question(history)):
+        # A follow-up ("En hoeveel dagen?") is about what the conversation was about: it
+        # counts when, read with the previous question, it touches one of that one's topics.
+        follow_up = await turn_context(
+            store=store, snapshot=snapshot, question=f"{previous}\n{question}"
+        )
+        touched = {hit.topic_id for hit in snapshot.index.search(question, k=SEARCH_HITS * 2)}
+        if follow_up.relevant and touched & set(follow_up.topic_ids):
+            context = follow_up
+    # Small talk asks nothing of the KB: the model answers it as it is, and it is no gap.
+    turn = _Turn(relevant=context.relevant or is_small_talk(question), language=_language(question))
+    language = turn.language
     system = system_blocks(
         catalogue_text=snapshot.catalogue, context_text=context.text,
         user_id=request.user_id, user_name=request.user_name, is_admin=is_admin,
-        language=detect_language(question),
+        language=language, relevant=context.relevant,
     )  # fmt: skip
     messages: list[dict[str, Any]] = [
         *history_messages(history),
         {"role": "user", "content": question},
     ]
-    turn = _Turn()
-    for round_no in range(1, MAX_TOOL_ROUNDS + 1):
-        last_round = len(turn.lookups) >= MAX_LOOKUPS or round_no == MAX_TOOL_ROUNDS
-        choice = _TOOL_NONE if last_round else _TOOL_AUTO
+    # R42_ANSWER_MAX_TOKENS, checked against the fast model's limit when settings were built.
+    max_tokens = get_runtime().settings.answer_max_tokens
+    while True:
+        choice = _TOOL_NONE if turn.hops >= MAX_TOOL_HOPS else _TOOL_AUTO
+        # An ungrounded round may become the fixed "not in the KB" line: not shown as written.
+        sink = stream.round() if stream is not None and turn.grounded else None
         result = await call_llm(
             task=TASK, tier=TIER, system=system, messages=messages, tools=TOOLS,
-            tool_choice=choice, max_tokens=ANSWER_MAX_TOKENS,
-            on_text=stream.round() if stream is not None else None,
+            tool_choice=choice, max_tokens=max_tokens, on_text=sink,
         )  # fmt: skip
         turn.offline = turn.offline or result.offline
         turn.model = result.model
         if choice["type"] == "none" or not result.tool_uses:
             break
+        turn.hops += 1
         messages.append(result.assistant_message())
         results = [
             await _run_tool(use, store=store, snapshot=snapshot, turn=turn)
             for use in result.tool_uses
         ]
         messages.append({"role": "user", "content": results})
+    if not turn.grounded:
+        turn.kb_miss = True
+        answer = (OFFLINE_PREFIX if turn.offline else "") + not_in_kb(language)
+        if stream is not None:
+            await stream.round()(answer)
+        return answer, [], turn
     answer = (stream.text if stream is not None else result.text.strip()) or NO_ANSWER
     sources = answer_sources(
-        answer, lookups=turn.lookups, context_ids=context.topic_ids, topics=snapshot.topics
-    )
+        answer, lookups=turn.lookups, context_ids=[*context.topic_ids, *turn.searched],
+        topics=snapshot.topics,
+    )  # fmt: skip
     return answer, sources, turn
 
 
 async def _run_tool(
     use: ToolUse, *, store: R42Store, snapshot: KbSnapshot, turn: _Turn
 ) -> dict[str, Any]:
-    if use.name == LOOKUP_TOOL_NAME:
-        if len(turn.lookups) >= MAX_LOOKUPS:
+    if use.name in (SEARCH_TOOL_NAME, LOOKUP_TOOL_NAME):
+        if turn.retrievals >= MAX_RETRIEVALS:
             return use.result(
-                f"Limiet bereikt: hooguit {MAX_LOOKUPS} opzoekingen per vraag. Antwoord nu "
-                "met wat je weet.",
+                f"Limiet bereikt: hooguit {MAX_RETRIEVALS} keer zoeken of opzoeken per vraag. "
+                "Antwoord nu met wat je weet.",
                 is_error=True,
             )
+        turn.retrievals += 1
+    if use.name == SEARCH_TOOL_NAME:
+        return _search(use, snapshot=snapshot, turn=turn)
+    if use.name == LOOKUP_TOOL_NAME:
         topic_id = str(getattr(use.parsed, "id", ""))
         found = await lookup_topic(store, topic_id, labels=snapshot.labels)
         turn.lookups.append(found)
+        turn.relevant = turn.relevant or found.topic is not None
         return use.result(found.text, is_error=found.is_error)
     if use.name == PROPOSE_TOOL_NAME:
         if turn.delta is not None:
@@ -259,37 +331,22 @@ async def _run_tool(
     return use.result(f"Onbekende tool {use.name!r}.", is_error=True)  # call_llm rejects these
 
 
-@functools.lru_cache(maxsize=4096)
-def _mention_pattern(folded: str) -> re.Pattern[str]:
-    # Labels repeat across turns; compiling once per label keeps answer_sources cheap.
-    return re.compile(rf"(?<!\w){re.escape(folded)}(?!\w)")
-
-
-def _mentions(folded_answer: str, phrase: str) -> bool:
-    folded = fold_text(phrase).strip()
-    if len(folded) < 3:
-        return False
-    return _mention_pattern(folded).search(folded_answer) is not None
-
-
-def answer_sources(
-    answer: str,
-    *,
-    lookups: Iterable[LookupResult],
-    context_ids: Iterable[str],
-    topics: Mapping[str, Topic],
-    limit: int = MAX_SOURCES,
-) -> list[SourceRef]:
-    """Looked-up topics, then context topics the answer mentions by label or id (≤ limit)."""
-    chosen: dict[str, str] = {}
-    for result in lookups:
-        if result.topic is not None:
-            chosen.setdefault(result.topic.id, result.topic.label)
-    folded = fold_text(answer)
-    for topic_id in context_ids:
-        topic = topics.get(topic_id)
-        if topic is None or topic_id in chosen:
-            continue
-        if _mentions(folded, topic.label) or _mentions(folded, topic.id):
-            chosen[topic_id] = topic.label
-    return [SourceRef(id=i, label=label) for i, label in list(chosen.items())[:limit]]
+def _search(use: ToolUse, *, snapshot: KbSnapshot, turn: _Turn) -> dict[str, Any]:
+    # The raw input: the lenient model would turn a missing or non-string query into "".
+    query = use.input.get("query")
+    if not isinstance(query, str) or not query.strip():
+        return use.result("search_kb heeft een zoekvraag nodig (tekst, niet leeg).", is_error=True)
+    query = " ".join(query.split())
+    if len(query) > MAX_QUERY_CHARS:
+        return use.result(
+            f"Zoekvraag te lang ({len(query)} tekens, hooguit {MAX_QUERY_CHARS}): gebruik een "
+            "paar zoekwoorden.",
+            is_error=True,
+        )
+    hits = snapshot.index.search(query, k=SEARCH_HITS)
+    found = [hit.topic_id for hit in hits if hit.relevant and hit.topic_id in snapshot.topics]
+    if found and is_relevant(hits):
+        turn.relevant = True
+        turn.searched.extend(i for i in found if i not in turn.searched)
+    topics = [snapshot.topics[i] for i in found]
+    return use.result(search_result_text(query, topics))

@@ -79,6 +79,10 @@ class ChatReply(_Rpc):
     truncated_input: bool = False
     model: str = Field(default="", max_length=200, description="The model that answered")
     prompt_version: str = Field(default="", max_length=100)
+    kb_miss: bool = Field(
+        default=False, description="The KB has nothing on the question (the admins' gap list)"
+    )
+    language: Literal["nl", "en"] = Field(default="nl", description="The answer's language")
 
 
 class ProposalDecisionRequest(_Rpc):

@@ -100,15 +100,18 @@ def score_top(
 def coverage(
     indptr: np.ndarray,
     docs: np.ndarray,
+    tf2: np.ndarray,
     top: np.ndarray,
     link_concept: np.ndarray,
     link_col: np.ndarray,
     link_factor: np.ndarray,
     concept_weight: np.ndarray,
-) -> np.ndarray:
-    """Per top topic: the weighted share of query concepts it contains (best link each)."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per top topic: the weighted share of query concepts it contains (best link each),
+    how many concepts it contains, and the highest doubled term frequency among them."""
     n_concepts = concept_weight.shape[0]
     best = np.zeros((n_concepts, top.shape[0]), dtype=np.float64)
+    most = np.zeros(top.shape[0], dtype=np.int64)
     for link in range(link_col.shape[0]):
         col = link_col[link]
         low, high = indptr[col], indptr[col + 1]
@@ -126,12 +129,20 @@ def coverage(
                 concept = link_concept[link]
                 if link_factor[link] > best[concept, j]:
                     best[concept, j] = link_factor[link]
-    total = concept_weight.sum()
+                if tf2[lo] > most[j]:
+                    most[j] = tf2[lo]
+    total = 0.0
+    for concept in range(n_concepts):
+        total += concept_weight[concept]
     shares = np.zeros(top.shape[0], dtype=np.float64)
-    if total <= 0.0:
-        return shares
+    matched = np.zeros(top.shape[0], dtype=np.int64)
     for j in range(top.shape[0]):
         for concept in range(n_concepts):
+            if best[concept, j] > 0.0:
+                matched[j] += 1
             shares[j] += concept_weight[concept] * best[concept, j]
-        shares[j] /= total
-    return shares
+        if total > 0.0:
+            shares[j] /= total
+        else:
+            shares[j] = 0.0
+    return shares, matched, most

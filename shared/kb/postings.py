@@ -91,10 +91,12 @@ class Postings:
         top: np.ndarray,
         links: tuple[np.ndarray, np.ndarray, np.ndarray],
         concept_weight: np.ndarray,
-    ) -> np.ndarray:
-        """Share of the query's concept weight each top topic contains (see kernels)."""
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per top topic: concept-weight share, concepts matched, highest tf2 (see kernels)."""
         concept, col, factor = links
-        return kernels.coverage(self.indptr, self.docs, top, concept, col, factor, concept_weight)
+        return kernels.coverage(
+            self.indptr, self.docs, self.tf2, top, concept, col, factor, concept_weight
+        )
 
     def spliced(
         self, keep: np.ndarray, added: sp.csc_array | sp.csc_matrix, n_terms: int

@@ -20,6 +20,7 @@ import numpy as np
 from shared.kb.analysis import Analyzer
 from shared.kb.compound import MAX_EXPANSIONS, CompoundIndex
 from shared.kb.corpus import count_words, term_matrix
+from shared.kb.kernels import TF_SCALE
 from shared.kb.models import KbInputError, TopicLike, kb_hash
 from shared.kb.postings import Postings
 from shared.kb.tokens import tokenize
@@ -39,22 +40,35 @@ MAX_QUERY_CHARS = 8000
 DEFAULT_K = 10
 K1, B = 1.2, 0.75
 # Below this share of a question's weight no topic is about the question: R42 says so.
-MIN_COVERAGE = 0.35  # chosen on evals/retrieval (bench_retrieval_quality prints the trade-off)
+MIN_COVERAGE = 0.30  # chosen on evals/retrieval (bench_retrieval_quality prints the trade-off)
+# One question word found in a topic is evidence only when the topic is about that word:
+# it occurs there at least twice (a label is indexed twice), not once in passing.
+PROMINENT_TF = 2.0
 
 
 @dataclass(frozen=True, slots=True)
 class Hit:
-    """One retrieved topic: id, BM25 score, verbatim mention, and share of the question covered."""
+    """One retrieved topic: id, BM25 score, verbatim mention, share of the question covered,
+    and whether that share rests on more than one word mentioned in passing (`supported`)."""
 
     topic_id: str
     score: float
     verbatim: bool = False
     coverage: float = 1.0
+    supported: bool = True
 
     @property
     def relevant(self) -> bool:
-        """Whether this hit clears the relevance floor (a verbatim mention always does)."""
-        return self.verbatim or self.coverage >= MIN_COVERAGE
+        """Whether this hit clears the relevance floor (a verbatim mention always does).
+
+        The floor: the topic holds at least MIN_COVERAGE of the question's weight (idf of
+        each content word, its best link), and that evidence is two or more of the
+        question's words together, or one word the topic is about (occurring at least
+        twice, as its label does), or the question's only word. A single word that a
+        topic mentions once ("verzorgd" in the lunch text for a question about cacti) is
+        a coincidence of vocabulary, not an answer.
+        """
+        return self.verbatim or (self.coverage >= MIN_COVERAGE and self.supported)
 
 
 def is_relevant(hits: Iterable[Hit]) -> bool:
@@ -351,13 +365,18 @@ class RetrievalIndex:
         ]
         if not want or not len(top):
             return hits
-        coverage = self._postings.coverage(
+        coverage, matched, most = self._postings.coverage(
             top, (terms.concept, terms.cols, terms.factors), terms.concept_weight
         )
+        one_word = len(terms.concept_weight) == 1
+        prominent = PROMINENT_TF * TF_SCALE
         hits.extend(
-            Hit(ids[d], s, False, c)
-            for d, s, c in zip(top.tolist(), scores.tolist(), coverage.tolist(), strict=True)
-        )
+            Hit(ids[d], s, False, c, one_word or n >= 2 or tf2 >= prominent)
+            for d, s, c, n, tf2 in zip(
+                top.tolist(), scores.tolist(), coverage.tolist(), matched.tolist(),
+                most.tolist(), strict=True,
+            )
+        )  # fmt: skip
         return hits
 
 

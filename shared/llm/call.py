@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from shared.llm.budget import current_budget, current_deadline
+from shared.llm.caching import TokenCounter, fit_breakpoints
 from shared.llm.errors import (
     LLMBudgetExhaustedError,
     LLMBusyError,
@@ -79,6 +80,8 @@ async def call_llm(
         max_tokens=max_tokens,
         timeout=runtime.settings.llm_timeout_s if timeout is None else timeout,
     )
+    # Marks whose prefix is below the model's minimum are dropped (with one warning).
+    await fit_breakpoints(task, call.request.params, counter=_counter(runtime))
     chosen_limiter = limiter if limiter is not None else runtime.limiter
     if not runtime.provider.rate_limited:
         chosen_limiter = None
@@ -102,6 +105,21 @@ async def call_llm(
         raise
     _record(runtime, call, started, None)
     return result
+
+
+COUNT_TIMEOUT_S = 5.0
+
+
+def _counter(runtime: LLMRuntime) -> TokenCounter | None:
+    """The provider's exact token count (Anthropic's count_tokens), bounded in time."""
+    count = getattr(runtime.provider, "count_tokens", None)
+    if count is None:
+        return None
+
+    async def counter(body: dict[str, Any]) -> int:
+        return int(await count(body, timeout=COUNT_TIMEOUT_S))
+
+    return counter
 
 
 def _check_deadline(limiter: Limiter | None, model: str, *, until: float | None = None) -> None:

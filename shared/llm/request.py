@@ -8,7 +8,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from shared.llm.caching import place_breakpoints
 from shared.llm.errors import LLMInputError
 from shared.llm.parsing import type_adapter
 from shared.llm.providers.base import ProviderReply, ProviderRequest
@@ -100,8 +99,7 @@ def prepare_call(
         params["tools"] = [tool.to_param() for tool in tool_list]
     if choice is not None:
         params["tool_choice"] = choice
-    # Marks whose prefix is below the model's minimum are dropped (with one warning).
-    place_breakpoints(task, params)
+    # Cache marks are checked against the model's minimum in call_llm (fit_breakpoints).
     schema_json = _schema_json(schema) if schema is not None else None
     request = ProviderRequest(
         params=params, timeout=float(timeout), tools=tuple(tool_list), schema_json=schema_json

@@ -80,6 +80,7 @@ class ChatTurn(TurnContent):
     user: NonEmpty
     created_at: UtcDatetime | None = None
     expires_at: UtcDatetime | None = None
+    kb_miss: bool = False  # R42 said the KB has nothing on the question: the gap list reads it
 
     def dated(self, now: datetime) -> ChatTurn:
         """This turn with created_at (default now) and expires_at (TURN_RETENTION later)."""

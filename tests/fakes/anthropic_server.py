@@ -15,6 +15,12 @@ event mid-stream); `first_token_delay`, `delta_delay` and `stream_error` script 
 failures. `fake.rate_limit(rpm=N)` answers 429 with a correct retry-after
 once N requests were admitted in the window. Every request is recorded (arrival times, headers,
 JSON body, the status answered); nothing is logged, so the API key never reaches a log.
+
+Prompt caching and token counts follow the API (tests/fakes/anthropic_cache.py): `usage`
+reports cache_creation_input_tokens / cache_read_input_tokens for identical prefixes at or
+above the model's minimum, with a 5-minute TTL (`fake.cache.clock` can be moved on), and
+`POST /v1/messages/count_tokens` answers `{"input_tokens": N}` (recorded in `fake.counts`,
+not in `fake.requests`). A scripted `usage` still wins over the computed one.
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ from email.utils import format_datetime
 from typing import Any
 
 from aiohttp import web
+
+from tests.fakes.anthropic_cache import CacheRequestError, PromptCache, count_tokens, prefix_blocks
 
 
 @dataclass(frozen=True)
@@ -161,6 +169,9 @@ class FakeAnthropic:
         self._lock = threading.Lock()
         self._queue: collections.deque[Reply] = collections.deque()
         self._requests: list[RecordedRequest] = []
+        self._counts: list[RecordedRequest] = []
+        self.cache = PromptCache()
+        self.count_error: Reply | None = None  # answer count_tokens with this error instead
         self._ids = itertools.count(1)
         self._rpm: int | None = None
         self._window_s = 60.0
@@ -205,6 +216,12 @@ class FakeAnthropic:
             return list(self._requests)
 
     @property
+    def counts(self) -> list[RecordedRequest]:
+        """The recorded count_tokens requests, in arrival order."""
+        with self._lock:
+            return list(self._counts)
+
+    @property
     def pending(self) -> int:
         """Scripted replies not yet used."""
         with self._lock:
@@ -214,7 +231,9 @@ class FakeAnthropic:
         """Forget recorded requests and scripted replies."""
         with self._lock:
             self._requests.clear()
+            self._counts.clear()
             self._queue.clear()
+        self.cache.clear()
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -247,6 +266,7 @@ class FakeAnthropic:
         try:
             app = web.Application(client_max_size=32 * 1024 * 1024)
             app.router.add_post("/v1/messages", self._handle)
+            app.router.add_post("/v1/messages/count_tokens", self._count)
             self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.1)
             loop.run_until_complete(self._runner.setup())
             site = web.TCPSite(self._runner, "127.0.0.1", 0, backlog=512)
@@ -272,7 +292,37 @@ class FakeAnthropic:
 
     # -- serving --------------------------------------------------------------------------
 
-    async def _handle(self, request: web.Request) -> web.StreamResponse:
+    async def _count(self, request: web.Request) -> web.Response:
+        record = await self._record(request)
+        with self._lock:
+            self._counts.append(record)
+        body = record.body
+        headers = {"request-id": f"req_fake_{next(self._ids):06d}"}
+        problem: Reply | None = None
+        if not (request.headers.get("x-api-key") or request.headers.get("authorization")):
+            problem = error_reply(401, "authentication_error", "x-api-key header is required")
+        elif self.count_error is not None:
+            problem = self.count_error
+        elif not isinstance(body, dict) or "model" not in body:
+            problem = error_reply(400, "invalid_request_error", "model: Field required")
+        elif not body.get("messages"):
+            problem = error_reply(400, "invalid_request_error", "messages: Field required")
+        elif "max_tokens" in body:
+            problem = error_reply(
+                400, "invalid_request_error", "max_tokens: Extra inputs are not permitted"
+            )
+        if problem is None:
+            try:
+                tokens = count_tokens(body)
+            except CacheRequestError as exc:
+                problem = error_reply(400, "invalid_request_error", str(exc))
+        record.status = problem.status if problem is not None else 200
+        if problem is not None:
+            payload = {"type": "error", "error": problem.error}
+            return web.json_response(payload, status=problem.status, headers=headers)
+        return web.json_response({"input_tokens": tokens}, headers=headers)
+
+    async def _record(self, request: web.Request) -> RecordedRequest:
         record = RecordedRequest(
             monotonic=time.monotonic(),
             wall=time.time(),
@@ -286,6 +336,10 @@ class FakeAnthropic:
             record.body = json.loads(raw)
         except ValueError:
             record.body = raw.decode("utf-8", "replace")
+        return record
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        record = await self._record(request)
         with self._lock:
             self._requests.append(record)
             chosen = self._choose(request, record.body)
@@ -316,6 +370,10 @@ class FakeAnthropic:
             return error_reply(400, "invalid_request_error", "messages: at least one message")
         if not isinstance(body.get("stream", False), bool):
             return error_reply(400, "invalid_request_error", "stream: Input should be a boolean")
+        try:
+            prefix_blocks(body)
+        except CacheRequestError as exc:
+            return error_reply(400, "invalid_request_error", str(exc))
         limited = self._rate_limited()
         if limited is not None:
             return limited
@@ -359,7 +417,8 @@ class FakeAnthropic:
             error = reply.error or {"type": "api_error", "message": f"status {reply.status}"}
             payload: dict[str, Any] = {"type": "error", "error": error}
             return web.json_response(payload, status=reply.status, headers=headers)
-        message = _message(n, reply, body, content=reply.content, stop_reason=reply.stop_reason)
+        message = _message(n, reply, body, content=reply.content, stop_reason=reply.stop_reason,
+                           cache=self.cache)  # fmt: skip
         return web.json_response(message, status=reply.status, headers=headers)
 
     async def _stream(self, request: web.Request, reply: Reply, body: Any) -> web.StreamResponse:
@@ -377,7 +436,8 @@ class FakeAnthropic:
             line = json.dumps(data, separators=(",", ":"))
             await response.write(f"event: {event}\ndata: {line}\n\n".encode())
 
-        final = _message(n, reply, body, content=reply.content, stop_reason=reply.stop_reason)
+        final = _message(n, reply, body, content=reply.content, stop_reason=reply.stop_reason,
+                         cache=self.cache)  # fmt: skip
         usage = final["usage"]
         start_usage = {**usage, "output_tokens": 1}
         skeleton = {**final, "content": [], "stop_reason": None, "usage": start_usage}
@@ -416,14 +476,18 @@ class FakeAnthropic:
 
 
 def _message(
-    n: int, reply: Reply, body: Any, *, content: list[dict[str, Any]], stop_reason: str | None
+    n: int,
+    reply: Reply,
+    body: Any,
+    *,
+    content: list[dict[str, Any]],
+    stop_reason: str | None,
+    cache: PromptCache,
 ) -> dict[str, Any]:
-    """A Messages API `message` object with usage estimated from the sizes (or scripted)."""
+    """A Messages API `message` object; usage from the fake tokenizer and cache (or scripted)."""
     usage = {
-        "input_tokens": max(len(json.dumps(body)) // 4, 1),
+        **cache.usage(body),
         "output_tokens": max(len(json.dumps(content)) // 4, 1),
-        "cache_creation_input_tokens": 0,
-        "cache_read_input_tokens": 0,
         **(reply.usage or {}),
     }
     return {

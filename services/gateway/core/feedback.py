@@ -40,6 +40,7 @@ class FeedbackCalls:
             answer=reply.text[:MAX_STORED_CHARS],
             model=reply.model,
             prompt_version=reply.prompt_version,
+            kb_miss=reply.kb_miss,
         )
         await self.ctx.store.turns.put(turn)
 

@@ -1,9 +1,9 @@
 """What the votes teach: approval per topic and ISO week, and the admins' gap list.
 
-The gap list is what the handbook does not answer yet: questions R42 said it could not answer
-(its own wording, services/r42/prompts.py: "Dat staat niet in de kennisgraaf", or the English
-equivalent when asked in English, or its no-answer line) and questions whose answer got 👎,
-the same question (folded) counted once with how often it came.
+The gap list is what the handbook does not answer yet: questions whose retrieval found nothing
+above the relevance floor (the turn's typed `kb_miss`, set by the r42 service and stored with
+the turn) and questions whose answer got 👎, the same question (folded) counted once with how
+often it came.
 """
 
 from __future__ import annotations
@@ -17,22 +17,9 @@ from shared.kb import fold_text
 from shared.store import FeedbackVote, Store, iso_week, utcnow
 
 GapReason = Literal["unanswered", "down"]
-UNANSWERED_MARKS = (
-    "staat niet in de kennisgraaf",
-    "niet in de kennisgraaf staat",
-    "not in the knowledge graph",
-    "kon hier geen antwoord op formuleren",
-)
-"""Folded phrases by which R42 says the knowledge graph has no answer."""
 _WORD = re.compile(r"\w+")
 SCAN_LIMIT = 2000
 """Turns and votes read per report at most (newest first)."""
-
-
-def unanswered(answer: str) -> bool:
-    """Whether R42's answer says the knowledge graph does not answer the question."""
-    folded = fold_text(answer)
-    return any(mark in folded for mark in UNANSWERED_MARKS)
 
 
 @dataclass
@@ -110,7 +97,7 @@ async def gap_list(store: Store, *, since: datetime, limit: int = 20) -> list[Ga
             gap.comments.append(comment)
 
     for turn in await store.turns.recent(since=since, limit=SCAN_LIMIT):
-        if unanswered(turn.answer):
+        if turn.kb_miss:
             add(turn.question, turn.created_at, "unanswered", None)
     for vote in await store.feedback.list(since=since, value="down", limit=SCAN_LIMIT):
         add(vote.question, vote.updated_at or vote.created_at, "down", vote.reason)

@@ -44,6 +44,9 @@ def build_app(
         client=client,
         signing_secret=signing_secret or "",
         request_verification_enabled=http,
+        # Listeners ack and hand slow work to the background themselves; running them inline
+        # spares Bolt's wait for the ack (it polls every 10 ms per request).
+        process_before_response=True,
         name="r42-gateway",
         logger=logger,
     )

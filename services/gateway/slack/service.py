@@ -105,7 +105,9 @@ async def connect_slack(ctx: ServiceContext, gw: SlackGateway, *, mode: Mode) ->
     app = build_app(gw, client=gw.api.client, signing_secret=secret, http=mode.kind == "http")
     ctx.closers.append(lambda: gw.background.drain(timeout=10.0))
     if mode.kind == "http":
-        server = SlackHttpServer(app, signing_secret=secret, host=mode.host, port=mode.port)
+        server = SlackHttpServer(
+            app, signing_secret=secret, background=gw.background, host=mode.host, port=mode.port
+        )
         await server.start()
         ctx.closers.append(server.stop)
         return server

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anthropic
@@ -19,6 +19,7 @@ from shared.llm.providers.base import ProviderReply, ProviderRequest
 from shared.llm.result import Usage
 from shared.llm.retry import parse_retry_after
 
+_COUNTED = ("model", "messages", "system", "tools", "tool_choice")  # count_tokens' fields
 _SPEND_LIMIT_MARK = "spend_limit_reached"  # enforced_/contract_/linked_organization_…
 # The HTTP status each error type is sent with; inside a stream the status is already 200.
 _ERROR_TYPE_STATUS = {
@@ -76,6 +77,16 @@ class AnthropicProvider:
         response = raw.http_response
         data = response.json()
         return _reply(data, response.headers, request)
+
+    async def count_tokens(self, body: Mapping[str, Any], *, timeout: float) -> int:  # noqa: ASYNC109
+        """Input tokens of a request body (`POST /v1/messages/count_tokens`)."""
+        client = self.client()
+        wanted = {k: body[k] for k in _COUNTED if k in body}
+        try:
+            counted = await client.messages.count_tokens(**wanted, timeout=timeout)
+        except anthropic.APIError as exc:
+            raise self._mapped(exc, ProviderRequest(params=dict(body), timeout=timeout)) from None
+        return int(counted.input_tokens)
 
     async def stream(
         self, request: ProviderRequest, on_text: Callable[[str], Awaitable[None]]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -9,6 +10,24 @@ from typing import Any
 from shared.store._common import normalise_time, utcnow
 from shared.store.models_state import ChatTurn
 from shared.store.mongo.client import MongoDb, mongo_errors
+
+# Phrases by which R42 said "not in the KB" before turns carried kb_miss (migration 15).
+LEGACY_MISS_PHRASES = (
+    "staat niet in de kennisgraaf",
+    "niet in de kennisgraaf staat",
+    "not in the knowledge graph",
+    "kon hier geen antwoord op formuleren",
+)
+
+
+async def turns_kb_miss(db: MongoDb) -> None:
+    """Give every turn kb_miss; turns stored before it get it from R42's fixed wording."""
+    turns = db["turns"]
+    missing = {"kb_miss": {"$exists": False}}
+    pattern = "|".join(re.escape(p) for p in LEGACY_MISS_PHRASES)
+    said = {"answer": {"$regex": pattern, "$options": "i"}}
+    await turns.update_many({**missing, **said}, {"$set": {"kb_miss": True}})
+    await turns.update_many(missing, {"$set": {"kb_miss": False}})
 
 
 def turn_doc(turn: ChatTurn) -> dict[str, Any]:

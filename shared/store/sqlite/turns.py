@@ -28,9 +28,29 @@ CREATE INDEX IF NOT EXISTS turns_expires ON turns (expires_at);
 
 _FIELDS = (
     "turn_id", "user", "question", "topic_ids", "answer", "model", "prompt_version",
-    "created_at", "expires_at",
+    "created_at", "expires_at", "kb_miss",
 )  # fmt: skip
 _COLUMNS = ", ".join(_FIELDS)
+
+
+# Folded phrases by which R42 said "not in the KB" before turns carried kb_miss (migration 15).
+LEGACY_MISS_PHRASES = (
+    "staat niet in de kennisgraaf",
+    "niet in de kennisgraaf staat",
+    "not in the knowledge graph",
+    "kon hier geen antwoord op formuleren",
+)
+
+
+def turns_kb_miss(conn: sqlite3.Connection) -> None:
+    """Add turns.kb_miss; turns stored before it get it from R42's fixed wording."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(turns)")}
+    if "kb_miss" not in columns:
+        conn.execute("ALTER TABLE turns ADD COLUMN kb_miss INTEGER NOT NULL DEFAULT 0")
+    where = " OR ".join("lower(answer) LIKE ?" for _ in LEGACY_MISS_PHRASES)
+    conn.execute(
+        f"UPDATE turns SET kb_miss = 1 WHERE {where}", [f"%{p}%" for p in LEGACY_MISS_PHRASES]
+    )
 
 
 def turns_table(conn: sqlite3.Connection) -> None:
@@ -41,8 +61,8 @@ def turns_table(conn: sqlite3.Connection) -> None:
 
 
 def turn_row(turn: ChatTurn) -> dict[str, Any]:
-    """A dated turn as column values."""
-    data = turn.model_dump()
+    """A dated turn as the columns migration 8 created (kb_miss came with migration 15)."""
+    data = turn.model_dump(exclude={"kb_miss"})
     data.update(
         topic_ids=dumps(turn.topic_ids),
         created_at=to_text(turn.created_at),
@@ -67,7 +87,7 @@ class SqliteTurns:
         """Remember (or replace) a turn; expired turns are dropped in the same write."""
         moment = now or utcnow()
         stored = turn.dated(moment)
-        row = turn_row(stored)
+        row = {**turn_row(stored), "kb_miss": int(stored.kb_miss)}
         params = tuple(row[f] for f in _FIELDS)
         sql = f"INSERT OR REPLACE INTO turns ({_COLUMNS}) VALUES ({', '.join('?' * len(_FIELDS))})"
 

@@ -23,7 +23,7 @@ def run(tmp_path: Path, *args: str) -> Result:
 
 
 def fill(tmp_path: Path) -> None:
-    """Two weeks of votes and a few turns, one of which R42 could not answer."""
+    """Two weeks of votes and a few turns; the KB had nothing on the dog question (kb_miss)."""
 
     async def go() -> None:
         store = await open_store(f"sqlite:///{tmp_path / 'r42.db'}")
@@ -35,19 +35,22 @@ def fill(tmp_path: Path) -> None:
                       description="Leaseauto."),
             ])  # fmt: skip
 
-            async def turn(tid: str, question: str, answer: str, topics: list[str], at) -> None:
+            async def turn(tid: str, question: str, answer: str, topics: list[str], at,
+                           kb_miss: bool = False) -> None:  # fmt: skip
                 await store.turns.put(
                     ChatTurn(turn_id=tid, user="U1", question=question, answer=answer,
                              topic_ids=topics, model="claude-haiku-4-5",
-                             prompt_version="r42-chat-1"),
+                             prompt_version="r42-chat-1", kb_miss=kb_miss),
                     now=at,
                 )  # fmt: skip
 
             await turn("t1", "Hoe vraag ik verlof aan?", "Via het HR-portaal.", ["verlof"], NOW)
-            await turn("t2", "Mag ik een hond meenemen?", "Dat staat niet in de kennisgraaf.",
-                       [], NOW)  # fmt: skip
-            await turn("t3", "mag ik een  HOND meenemen", "Dat staat niet in de kennisgraaf.",
-                       [], NOW - timedelta(hours=1))  # fmt: skip
+            await turn("t2", "Mag ik een hond meenemen?", "Nee, helaas.", [], NOW, kb_miss=True)
+            await turn("t3", "mag ik een  HOND meenemen", "Geen idee.",
+                       [], NOW - timedelta(hours=1), kb_miss=True)  # fmt: skip
+            # The gap list reads the typed flag, not the wording of the answer.
+            await turn("t4", "Wat doet de sprint review?",
+                       "Dat staat niet in de kennisgraaf zo, maar ...", [], NOW)  # fmt: skip
 
             async def vote(tid: str, user: str, value: str, at, **kw: object) -> None:
                 turn_ = await store.turns.get(tid)

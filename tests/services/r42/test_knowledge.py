@@ -10,6 +10,7 @@ import pytest
 from services.r42.knowledge import KbCache, load_snapshot, turn_context
 from services.r42.lookup import content_text
 from services.r42.offline import lookup_target, missing_topic_delta, plan_step
+from services.r42.prompts import GREETING, not_in_kb
 from services.r42.turn import chat_turn
 from shared.bus import ChatRequest, KbUpdated
 from shared.errors import StoreUnavailableError
@@ -229,8 +230,15 @@ async def test_offline_turns_are_grounded_and_deterministic(
     assert isinstance(offline_llm.sink, MemorySink)
     assert [r.task for r in offline_llm.sink.records] == ["r42.chat"] * 4  # lookup + answer, twice
 
-    unknown = await chat_turn(store=store, kb=kb, request=ChatRequest(user_id="U1", text="hallo?"))
-    assert unknown.text == "[offline] Dat staat niet in de kennisgraaf." and unknown.sources == []
+    off_topic = ChatRequest(user_id="U1", text="Wat is de hoofdstad van Frankrijk?")
+    unknown = await chat_turn(store=store, kb=kb, request=off_topic)
+    assert unknown.text == "[offline] " + not_in_kb("nl") and unknown.sources == []
+    assert unknown.kb_miss and not first.kb_miss
+    english = ChatRequest(user_id="U1", text="What is the capital of France?")
+    unknown_en = await chat_turn(store=store, kb=kb, request=english)
+    assert unknown_en.text == "[offline] " + not_in_kb("en") and unknown_en.language == "en"
+    hello = await chat_turn(store=store, kb=kb, request=ChatRequest(user_id="U1", text="hallo?"))
+    assert hello.text == "[offline] " + GREETING and not hello.kb_miss  # small talk is no gap
 
     role = await chat_turn(
         store=store, kb=kb,

@@ -44,7 +44,7 @@ async def test_the_truncation_notice_streams_first(
 ) -> None:
     fake_anthropic.enqueue(text_reply("Kort antwoord."))
     shown = Shown()
-    request = ChatRequest(user_id="U1", text="x" * (MAX_INPUT_CHARS + 10))
+    request = ChatRequest(user_id="U1", text="verlof " * (MAX_INPUT_CHARS // 7 + 2))
     reply = await chat_turn(store=store, kb=kb, request=request, on_text=shown)
     assert reply.truncated_input and shown.text == reply.text
     assert reply.text.endswith("\n\nKort antwoord.") and "8.000" in shown.pieces[0]

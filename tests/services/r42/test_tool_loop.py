@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from services.r42.knowledge import KbCache
+from services.r42.prompts import not_in_kb
 from services.r42.turn import chat_turn
 from shared.bus import ChatRequest
 from shared.llm import LLMRuntime
@@ -30,7 +31,8 @@ async def test_lookup_then_answer(
     first, second = fake_anthropic.requests
     assert first.body["model"] == fake_llm.settings.model_fast  # the fast tier
     assert first.body["tool_choice"] == {"type": "auto"}
-    assert {t["name"] for t in first.body["tools"]} == {"lookup_topic", "propose_graph_delta"}
+    names = [t["name"] for t in first.body["tools"]]
+    assert names == ["search_kb", "lookup_topic", "propose_graph_delta"]
     assert first.body["tools"] == second.body["tools"]  # the cached prefix never changes
     # This KB is far below the fast model's minimum cacheable prefix: no marks are sent.
     assert [b.get("cache_control") for b in first.body["system"]] == [None] * 4
@@ -112,7 +114,8 @@ async def test_unknown_topic_id_is_an_error_result_and_the_model_continues(
     (result,) = tool_results(fake_anthropic.requests[1])
     assert result["is_error"] is True
     assert "bestaat-niet" in result["content"] and "niet in de kennisgraaf" in result["content"]
-    assert reply.text == "Dat staat niet in de kennisgraaf."
+    # Nothing above the relevance floor and nothing looked up: R42's own line, a KB miss.
+    assert reply.text == not_in_kb("nl") and reply.kb_miss
     assert reply.sources == [] and reply.error_ref is None
 
 

@@ -82,3 +82,20 @@ def test_off_topic_questions_fall_below_the_floor() -> None:
     assert is_relevant(hits) and hits[0].coverage == 1.0
     # Naming a topic verbatim always counts, whatever else the question says.
     assert is_relevant(index.search("Bijzonder verlof op de maan?"))
+
+
+def test_one_word_mentioned_in_passing_is_no_answer() -> None:
+    kb = [
+        *KB,
+        _topic("lunch", "Lunch op kantoor", "De lunch wordt elke dag verzorgd door een cateraar."),
+    ]
+    index = RetrievalIndex.build(kb)
+    # "verzorg" occurs once, in passing, and "cactus" nowhere: half the question, no answer.
+    hits = index.search("Hoe verzorg ik mijn cactus?")
+    assert hits and hits[0].topic_id == "lunch" and hits[0].coverage >= 0.5
+    assert not hits[0].supported and not is_relevant(hits)
+    # One word the topic is about (its label) is enough, and so is a one-word question.
+    assert is_relevant(index.search("Hoe gaat de lunch met mijn cactus?"))
+    assert is_relevant(index.search("verzorgd"))
+    # Two of the question's words together in one topic are evidence as well.
+    assert is_relevant(index.search("Wie verzorgt de cateraar voor mijn cactus?"))

@@ -189,3 +189,26 @@ async def test_turn_rows_of_a_version_7_store_move_in_migration_8(tmp_path: Path
     finally:
         await store.close()
     assert "settings" not in _tables(path)
+
+
+async def test_migration_15_marks_earlier_not_in_the_kb_turns_as_kb_misses(tmp_path: Path) -> None:
+    path = tmp_path / "v12.db"
+    store = await open_store(f"sqlite:///{path}")
+    await store.close()
+    with sqlite3.connect(path) as conn:  # the file as R42 before migration 15 left it
+        conn.execute("ALTER TABLE turns DROP COLUMN kb_miss")
+        conn.execute("DELETE FROM schema_version WHERE version = 15")
+        later = "2999-01-01T00:00:00+00:00"
+        for turn_id, answer in (("t1", "Dat staat NIET in de kennisgraaf."), ("t2", "Via HR.")):
+            conn.execute(
+                "INSERT INTO turns (turn_id, user, question, answer, created_at, expires_at) "
+                "VALUES (?, 'U1', 'vraag', ?, ?, ?)",
+                (turn_id, answer, to_text(datetime.now(UTC)), later),
+            )
+    store = await open_store(f"sqlite:///{path}")
+    try:
+        assert {t.turn_id: t.kb_miss for t in await store.turns.recent()} == {
+            "t1": True, "t2": False,
+        }  # fmt: skip
+    finally:
+        await store.close()

@@ -1,8 +1,10 @@
 """A DM or @mention: the working indicator, R42's answer with sources, chip and feedback.
 
-In a thread (an assistant thread, a channel mention, a group DM) the answer streams in as R42
-writes it (services/gateway/slack/streaming.py) and the working indicator goes when the first
-text arrives; a top-level DM, and any turn whose stream could not start, gets the answer
+The answer streams in as R42 writes it (services/gateway/slack/streaming.py) and the working
+indicator goes when the first text arrives. Slack streams only replies to a user's message
+(chat.startStream takes the `thread_ts` of the request), so a top-level DM is answered in the
+thread of the question, while its memory stays the DM's; a thread (assistant thread, channel
+mention, group DM) is answered in place. A turn whose stream could not start gets the answer
 posted in place of the indicator.
 """
 
@@ -47,8 +49,13 @@ async def chat_turn(
     correlation: str,
     assistant: bool = False,
     team: str | None = None,
+    message_ts: str | None = None,
 ) -> None:
-    """Answer one DM / mention in its place; in an assistant thread the status says it works."""
+    """Answer one DM / mention in its place; in an assistant thread the status says it works.
+
+    `thread_ts` is the conversation's thread (None for a top-level DM); `message_ts` is the
+    question itself, under which a top-level DM's answer streams.
+    """
     question = strip_mentions(text)
     if not question:
         await gw.notify(channel, EMPTY_MENTION_HINT, thread_ts=thread_ts)
@@ -58,15 +65,16 @@ async def chat_turn(
         return
     api = gw.api
     thinking = None
+    reply_ts = thread_ts or message_ts  # where the answer goes
     if assistant and thread_ts:
         assistant = await _working(gw, channel, thread_ts)
     if not assistant:
         thinking = await api.post(
-            channel, bc.thinking_blocks(), text=bc.THINKING_TEXT, thread_ts=thread_ts
+            channel, bc.thinking_blocks(), text=bc.THINKING_TEXT, thread_ts=reply_ts
         )
     stream = None
-    if thread_ts:
-        stream = AnswerStream(api, channel=channel, thread_ts=thread_ts, user=user, team=team)
+    if reply_ts:
+        stream = AnswerStream(api, channel=channel, thread_ts=reply_ts, user=user, team=team)
         if thinking:
             stream.on_started = _dropper(gw, channel, thinking)
     try:
@@ -83,14 +91,14 @@ async def chat_turn(
         text = user_message(exc)
         if stream is not None:
             await stream.abort()
-        await _show(gw, channel, stream_ts(stream, thinking), thread_ts,
+        await _show(gw, channel, stream_ts(stream, thinking), reply_ts,
                     notice_blocks(f":warning: {text}"), text)  # fmt: skip
         return
     if reply.refused:
         answer = reply.text or "…"
         if stream is not None:
             await stream.abort()
-        await _show(gw, channel, stream_ts(stream, thinking), thread_ts,
+        await _show(gw, channel, stream_ts(stream, thinking), reply_ts,
                     notice_blocks(escape(answer)), answer)  # fmt: skip
         return
     try:
@@ -105,9 +113,9 @@ async def chat_turn(
             return
         thinking = stream_ts(stream, thinking)
     messages = bc.answer_messages(reply, turn_id=correlation)
-    await _show(gw, channel, thinking, thread_ts, messages[0], reply.text[:3000] or "…")
-    for extra in messages[1:]:  # long answers continue where the answer is (DM or thread)
-        await api.post(channel, extra, text="(vervolg)", thread_ts=thread_ts)
+    await _show(gw, channel, thinking, reply_ts, messages[0], reply.text[:3000] or "…")
+    for extra in messages[1:]:  # long answers continue where the answer is (its thread)
+        await api.post(channel, extra, text="(vervolg)", thread_ts=reply_ts)
 
 
 def stream_ts(stream: AnswerStream | None, thinking: str | None) -> str | None:

@@ -49,6 +49,7 @@ def _register_messages(app: AsyncApp, gw: SlackGateway) -> None:
             thread_ts=thread_ts,
             correlation=str(key or event.get("ts", "")),
             team=str(body.get("team_id") or event.get("team") or "") or None,
+            message_ts=str(event.get("ts") or "") or None,
         )
 
     @app.event("app_mention")

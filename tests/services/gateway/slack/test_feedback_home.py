@@ -23,7 +23,7 @@ async def test_home_shows_admins_approval_worst_topics_and_gaps(
     )  # fmt: skip
     await store.turns.put(
         ChatTurn(turn_id="t2", user=USER, question="Mag de <!channel> hond mee?",
-                 answer="Dat staat niet in de kennisgraaf.")
+                 answer="Dat staat niet in de kennisgraaf.", kb_miss=True)
     )  # fmt: skip
     turn = await store.turns.get("t1")
     assert turn is not None

@@ -163,3 +163,17 @@ async def test_two_replicas_answer_a_retried_event_once(
     assert len(r42_stub.chats) == 1
     assert len(fake_slack.calls_to("chat.postMessage")) == 1
     assert fake_slack.calls_to("chat.postMessage")[0].args["thread_ts"] == event["ts"]
+
+
+async def test_a_retried_event_is_dropped_before_bolt(
+    gateway: Gateway, fake_slack: FakeSlack
+) -> None:
+    # App Home has no claim of its own: only the HTTP layer's event-id check stops a retry.
+    opened = {"type": "app_home_opened", "user": USER, "tab": "home"}
+    assert (await gateway.event(opened, event_id="EvHome1"))[0] == 200
+    assert (await gateway.event(opened, event_id="EvHome1", retry_num=1))[0] == 200
+    await gateway.settle()
+    assert len(fake_slack.calls_to("views.publish")) == 1
+    assert (await gateway.event(opened, event_id="EvHome2"))[0] == 200  # a new opening
+    await gateway.settle()
+    assert len(fake_slack.calls_to("views.publish")) == 2

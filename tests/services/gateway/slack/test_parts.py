@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from urllib.parse import quote
 
 import pytest
 
@@ -11,7 +12,7 @@ from services.gateway.slack.api import ChannelPacer
 from services.gateway.slack.blocks.quiz import parse_answer_value
 from services.gateway.slack.dedupe import Deduper, TtlSet, open_claims
 from services.gateway.slack.flows.learn import PNG_SIGNATURE, stored_png
-from services.gateway.slack.http import well_formed
+from services.gateway.slack.http import ACK_FIRST, classify, well_formed
 from services.gateway.slack.service import Mode, choose_mode
 from shared.bus import build_broker, start_broker
 from shared.config import build_settings
@@ -122,3 +123,14 @@ def test_stored_png() -> None:
     assert stored_png({"image": {"base64": base64.b64encode(b"GIF89a").decode()}}) is None
     assert stored_png({"image": {"base64": "not base64!"}}) is None
     assert stored_png({}) is None
+
+
+def test_classify_reads_type_and_event_id_once() -> None:
+    event = '{"type": "event_callback", "event_id": "Ev1", "event": {"type": "app_mention"}}'
+    assert classify(event, "application/json") == ("event_callback", "Ev1")
+    click = "payload=" + quote('{"type": "block_actions", "actions": []}')
+    assert classify(click, "application/x-www-form-urlencoded") == ("block_actions", "")
+    command = "command=%2Fquiz&user_id=U1&text="
+    assert classify(command, "application/x-www-form-urlencoded") == ("command", "")
+    assert classify('{"type": "url_verification"}', "application/json")[0] not in ACK_FIRST
+    assert classify("[1]", "application/json") is None

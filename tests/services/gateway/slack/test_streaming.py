@@ -100,19 +100,39 @@ async def test_when_slack_refuses_the_stream_the_answer_is_posted(
     assert not fake_slack.calls_to("chat.appendStream") and not fake_slack.calls_to("chat.delete")
 
 
-async def test_a_top_level_dm_is_not_streamed(
+async def test_a_top_level_dm_streams_under_the_question_and_keeps_the_dm_memory(
     gateway: Gateway, r42_stub: R42Stub, fake_slack: FakeSlack
 ) -> None:
-    seen: list[bool] = []
-
-    async def reply(req: ChatRequest) -> ChatReply:
-        seen.append(chunk_sink() is not None)
-        return ChatReply(text="Antwoord")
-
-    r42_stub.reply = reply
+    final = ChatReply(text="Verlof vraag je aan.", sources=[SourceRef(id="verlof", label="Verlof")])
+    r42_stub.reply = streaming_reply(["Verlof ", "vraag je aan."], final)
     dm = {"type": "message", "channel_type": "im", "channel": "DUSER1", "user": USER,
-          "text": "Hoi", "ts": "1700000000.000800", "client_msg_id": "cm-s4"}  # fmt: skip
+          "text": "Hoe vraag ik verlof aan?", "ts": "1700000000.000800",
+          "client_msg_id": "cm-s4"}  # fmt: skip
     await gateway.event(dm, event_id="EvS4")
-    await fake_slack.wait_for("chat.update")
+    stop = (await fake_slack.wait_for("chat.stopStream"))[0]
     await gateway.settle()
-    assert seen == [False] and not fake_slack.calls_to("chat.startStream")
+    (start,) = fake_slack.calls_to("chat.startStream")
+    # Slack streams replies to a request: the question's ts, no recipient in a DM.
+    assert (start.args["channel"], start.args["thread_ts"]) == ("DUSER1", dm["ts"])
+    assert "recipient_user_id" not in start.args and "recipient_team_id" not in start.args
+    assert fake_slack.streams[stop.args["ts"]].text == final.text
+    (posted,) = fake_slack.calls_to("chat.postMessage")  # the indicator, in the same thread
+    assert posted.args["thread_ts"] == dm["ts"]
+    assert [c.args["ts"] for c in fake_slack.calls_to("chat.delete")] == [posted.response["ts"]]
+    (asked,) = r42_stub.chats
+    assert asked.conversation == "slack:DUSER1"  # one memory per DM, not per question
+
+
+async def test_a_top_level_dm_falls_back_to_post_then_update_in_its_thread(
+    gateway: Gateway, r42_stub: R42Stub, fake_slack: FakeSlack
+) -> None:
+    fake_slack.overrides["chat.startStream"] = {"ok": False, "error": "not_allowed_token_type"}
+    r42_stub.reply = streaming_reply(["Ant", "woord"], ChatReply(text="Antwoord"))
+    dm = {"type": "message", "channel_type": "im", "channel": "DUSER1", "user": USER,
+          "text": "Hoi", "ts": "1700000000.000900", "client_msg_id": "cm-s5"}  # fmt: skip
+    await gateway.event(dm, event_id="EvS5")
+    update = (await fake_slack.wait_for("chat.update"))[0]
+    await gateway.settle()
+    (posted,) = fake_slack.calls_to("chat.postMessage")
+    assert posted.args["thread_ts"] == dm["ts"] and update.args["ts"] == posted.response["ts"]
+    assert "Antwoord" in json.dumps(update.args["blocks"])
