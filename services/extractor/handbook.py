@@ -19,7 +19,7 @@ from services.extractor.curation import curation_marks, keep_curated
 from services.extractor.github import GitHubClient, RateLimitedError, RepoFile, TreeListing
 from services.extractor.merge import plan_against_store, relations_for_store, topics_for_store
 from services.extractor.outcomes import Publish, publish_kb_updated
-from services.extractor.pending import keep_file_pending, resolve_pending
+from services.extractor.pending import keep_file_pending, move_pending, resolve_pending
 from services.extractor.pipeline import ask_with_output_retries, to_bus_payload
 from services.extractor.ports import ExtractorStore
 from services.extractor.prompts import HANDBOOK_SYSTEM, PROMPT_VERSION, handbook_message
@@ -243,8 +243,9 @@ async def _moves(
         target = fresh.pop(sha, None)
         old_name = relative_name(path, root)
         if target is not None:
-            await rename_asserter(store, asserter_of(old_name),
-                                  asserter_of(relative_name(target.path, root)))  # fmt: skip
+            old, new = asserter_of(old_name), asserter_of(relative_name(target.path, root))
+            await rename_asserter(store, old, new)
+            await move_pending(store, old, new)
             await store.handbook_sync.put(target.path, sha)
             await store.handbook_sync.delete(path)
             renamed_to.add(target.path)

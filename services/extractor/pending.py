@@ -51,6 +51,17 @@ async def keep_file_pending(store: ExtractorStore, plan: MergePlan, *, asserter:
     )
 
 
+async def move_pending(store: ExtractorStore, old: str, new: str) -> int:
+    """A renamed file's pending relations go with it (same content, new asserter name)."""
+    waiting = await store.pending_merges.relations_of(old)
+    if not waiting:
+        return 0
+    moved = [p.model_copy(update={"source_id": new}) for p in waiting]
+    await store.pending_merges.add_relations(moved)  # first: a crash in between loses none
+    await store.pending_merges.clear(old)
+    return len(moved)
+
+
 async def resolve_pending(store: ExtractorStore, topic_ids: Iterable[str]) -> int:
     """Apply the pending relations (of any source) that these new topics complete.
 

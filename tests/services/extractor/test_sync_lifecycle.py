@@ -323,3 +323,17 @@ async def test_a_relation_to_a_file_synced_later_is_applied_when_it_arrives(
     first, reversed_order = graphs
     assert ("teamlead", "verlof", "related_to") in first[1]
     assert first == reversed_order
+
+    # A relation still waiting moves with a renamed file, and lands when the topic comes.
+    with FakeGitHub() as github:
+        github.files = {"handbook/a.md": ROLLEN}
+        await sync(store, github)
+        assert len(await store.pending_merges.relations_of("handbook:a.md")) == 1
+        github.files = {"handbook/c.md": ROLLEN}
+        report, _ = await sync(store, github)
+        assert [f.status for f in report.files] == ["renamed"]
+        assert await store.pending_merges.relations_of("handbook:a.md") == []
+        github.files["handbook/d.md"] = VERLOF
+        await sync(store, github)
+    assert await snapshot(store) == first
+    assert await store.pending_merges.relations_of("handbook:c.md") == []
