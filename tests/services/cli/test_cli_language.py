@@ -92,6 +92,7 @@ def test_kb_topic_and_graph_output_has_no_dutch(env: dict[str, str]) -> None:
     r42("graph", "undo", "undo-nothing")  # no_such_change
     r42("graph", "undo", "--list")
     r42("kb", "topic", "delete", "backlog", "--yes")
+    r42("kb", "topic", "deleted")
     found = {cmd: dutch_in(out) for cmd, out in outputs.items() if dutch_in(out)}
     assert not found, found
     assert "the chosen actions change nothing" in outputs[f"graph apply {plan_id}"]

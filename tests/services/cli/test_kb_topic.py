@@ -228,6 +228,10 @@ def test_a_deleted_topic_stays_deleted_on_reingest_until_the_delete_is_undone(
         "sprint-review", "Sprint review", default_actor(), undo_id
     )  # fmt: skip
     assert stone.skipped == 1 and stone.deleted_at is not None  # type: ignore[attr-defined]
+    listed = r42(env, "kb", "topic", "deleted")
+    assert listed.exit_code == 0, listed.output
+    assert f"sprint-review (Sprint review) deleted by {default_actor()}" in listed.output
+    assert f"1 extraction(s) asserted it since; undo: `r42 graph undo {undo_id}`" in listed.output
 
     undone = r42(env, "graph", "undo", undo_id)
     assert undone.exit_code == 0, undone.output
