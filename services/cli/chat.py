@@ -194,7 +194,8 @@ def _print_reply(reply: ChatReply, *, user: str) -> None:
     out = Console(highlight=False, soft_wrap=True, markup=False)
     out.print(reply.text)
     if reply.sources:
-        out.print("\nBronnen: " + ", ".join(f"{s.label} [{s.id}]" for s in reply.sources))
+        labels = ", ".join(f"{s.label} [{s.id}]" for s in reply.sources)
+        out.print(f"\n{reply.sources_label}: {labels}")
     if reply.proposal is not None:
         out.print(f"\nVoorstel {reply.proposal.id}: {reply.proposal.summary}")
         who = "" if user == "cli" else f" --user {user}"

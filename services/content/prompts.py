@@ -27,6 +27,7 @@ from services.content.models import (
     SlideDeck,
 )
 from shared.llm import Tool
+from shared.llm.caching import cached_system
 
 PROMPT_VERSION = "content-v1"
 """Version of the generation prompts; bump it when they change to mark content stale."""
@@ -71,7 +72,7 @@ TOOL_FOR_KIND: dict[str, Tool] = {
     "all": ALL_TOOL,
 }
 
-SYSTEM = (
+SYSTEM_TEXT = (
     "Je schrijft korte, wekelijkse micro-learning voor medewerkers van Respellion, een "
     "Nederlands IT-bedrijf dat draait op radicale transparantie. Schrijf in helder, "
     "vriendelijk Nederlands (je-vorm), concreet en praktisch. Gebruik alleen wat over het "
@@ -79,6 +80,8 @@ SYSTEM = (
     "of namen. Cijfers op een infographic zijn eenvoudige, controleerbare getallen (zoals "
     "het aantal stappen of minuten). Roep precies de gevraagde tool aan."
 )
+# Marked for the prompt cache (kept by shared.llm only where tools + system reach the minimum).
+SYSTEM = cached_system(SYSTEM_TEXT)
 CUSTOM_TOPIC_SYSTEM = (
     "Een medewerker wil iets leren. Maak van de vraag een kort, net leeronderwerp: een label "
     "van hooguit een paar woorden (zonder 'ik wil leren over'), een beschrijving van twee of "

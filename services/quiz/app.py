@@ -7,6 +7,7 @@ import logging
 from dataclasses import dataclass
 
 from services.quiz.attempts import QuizConfig, expire_idle_attempts
+from services.quiz.bank_rpc import answer_bank_regenerate
 from services.quiz.handlers import QuizHandlers
 from services.quiz.offline import offline_plans
 from services.quiz.ports import QuizStore
@@ -16,8 +17,11 @@ from services.quiz.week import answer_leaderboard, answer_status
 from shared.bus import Event, KbUpdated, QuizAnswered, QuizRequested
 from shared.bus.quiz_rpc import (
     LEADERBOARD_SUBJECT,
+    QUIZ_BANK_SUBJECT,
     QUIZ_STATUS_SUBJECT,
     QUIZ_STOP_SUBJECT,
+    BankRegenerateReply,
+    BankRegenerateRequest,
     LeaderboardReply,
     LeaderboardRequest,
     QuizStatusReply,
@@ -39,7 +43,7 @@ class QuizDeps:
 
 
 def build(ctx: ServiceContext, *, config: QuizConfig | None = None) -> ServiceSpec[QuizDeps]:
-    """quiz.* consumers, rpc.quiz.{status,leaderboard,stop}, the sweeper (tests pass clock)."""
+    """quiz.* consumers, rpc.quiz.{status,leaderboard,stop,bank_regenerate}, the sweeper."""
     config = config or QuizConfig()
 
     async def publish(event: Event) -> None:
@@ -55,6 +59,11 @@ def build(ctx: ServiceContext, *, config: QuizConfig | None = None) -> ServiceSp
 
     async def stop(request: QuizStopRequest) -> QuizStopReply:
         return await answer_stop(request, store=ctx.store, now=config.clock())
+
+    async def bank(request: BankRegenerateRequest) -> BankRegenerateReply:
+        return await answer_bank_regenerate(
+            request, store=ctx.store, admins=set(ctx.settings.admins)
+        )
 
     async def on_kb(event: KbUpdated) -> None:
         await drop_removed_banks(ctx.store, event.removed_ids)
@@ -73,6 +82,7 @@ def build(ctx: ServiceContext, *, config: QuizConfig | None = None) -> ServiceSp
             Rpc(QUIZ_STATUS_SUBJECT, QuizStatusRequest, status),
             Rpc(LEADERBOARD_SUBJECT, LeaderboardRequest, board),
             Rpc(QUIZ_STOP_SUBJECT, QuizStopRequest, stop),
+            Rpc(QUIZ_BANK_SUBJECT, BankRegenerateRequest, bank),
         ],
         background=[sweep],
         offline_plans=offline_plans(),

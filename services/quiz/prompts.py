@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from services.quiz.models import MIN_EXPLANATION_CHARS, OPTION_COUNT, TOOL_NAME
+from shared.llm.caching import cached_system
 
 PROMPT_VERSION = "quiz-v1"
 
@@ -16,7 +17,7 @@ _REQUEST_RE = re.compile(rf"<{REQUEST_TAG}>\s*(\{{.*\}})\s*</{REQUEST_TAG}>", re
 MAX_AVOID = 40
 MAX_DESCRIPTION_CHARS = 4000
 
-SYSTEM = f"""Je schrijft meerkeuzevragen voor de wekelijkse quiz van Respellion, een Nederlands
+SYSTEM_TEXT = f"""Je schrijft meerkeuzevragen voor de wekelijkse quiz van Respellion, een Nederlands
 IT-bedrijf. Vragen toetsen begrip van het bedrijfshandboek, niet van trivia.
 
 Regels voor elke vraag:
@@ -31,6 +32,8 @@ Regels voor elke vraag:
 - Geen vraag die al in "avoid" staat of er sterk op lijkt.
 
 Lever de vragen uitsluitend aan via de tool {TOOL_NAME}."""
+# Marked for the prompt cache (kept by shared.llm only where tools + system reach the minimum).
+SYSTEM = cached_system(SYSTEM_TEXT)
 
 
 @dataclass(frozen=True)

@@ -12,15 +12,18 @@ A change touching more than a quarter of the KB, an event that lists no ids or w
 may have been cut short, a failed update, or events missed while disconnected
 (`max_age_s`) lead to a full rebuild in the background.
 
-A turn waits for an update in flight, and for a rebuild only when there is no snapshot yet
-or it was invalidated (at most `fresh_wait_s`, then it answers from the previous
-snapshot); an old snapshot is rebuilt in the background while turns keep using it.
+A turn never waits for an update in flight: it answers from the snapshot before it (only
+an empty snapshot, which answers nothing, waits for its first update). It waits for a
+rebuild only when there is no snapshot yet or it was invalidated (at most `fresh_wait_s`,
+then it answers from the previous snapshot); an old snapshot is rebuilt in the background
+while turns keep using it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import time
 from collections.abc import Iterable, Mapping
@@ -48,6 +51,7 @@ CONTEXT_MAX_TOPICS = 10
 MAX_INCREMENTAL_SHARE = 0.25  # above this share of the KB (and MIN_INCREMENTAL ids) an
 MIN_INCREMENTAL = 64  # update is a full rebuild
 LISTED_IDS = 500  # the extractor's cap on the ids one kb.updated lists
+FREEZE_MIN_TOPICS = 2000  # from this size a snapshot is kept out of the GC's walks
 
 
 @dataclass(frozen=True)
@@ -78,10 +82,14 @@ async def _summaries(store: R42Store, topic_ids: list[str]) -> dict[str, str]:
     return out
 
 
+def _label_key(topic: Topic) -> str:
+    return topic.label.strip().casefold()
+
+
 def _labels(topics: Iterable[Topic]) -> dict[str, str]:
     labels: dict[str, str] = {}
     for topic in topics:
-        labels.setdefault(topic.label.strip().casefold(), topic.id)
+        labels.setdefault(_label_key(topic), topic.id)
     return labels
 
 
@@ -93,20 +101,37 @@ def updated_snapshot(
     relations: list[Relation],
     summaries: Mapping[str, str],
 ) -> KbSnapshot:
-    """The snapshot after these topics changed and those were removed (CPU-bound: a thread)."""
+    """The snapshot after these topics changed and those were removed (CPU-bound: a thread).
+
+    Every step costs the changed topics plus, at most, a copy in C of a dict or list of
+    the KB: no sort, re-analysis or Python loop over every topic, so the GIL is never held
+    for long and the event loop keeps answering.
+    """
     affected = removed | {topic.id for topic in changed}
     index = snapshot.index.updated(changed=changed, removed=removed, summaries=summaries)
-    topics = {i: t for i, t in snapshot.topics.items() if i not in affected}
+    topics = dict(snapshot.topics)
+    labels = dict(snapshot.labels)
+    lost: set[str] = set()
+    for topic_id in affected:
+        old = topics.pop(topic_id, None)
+        if old is not None and labels.get(key := _label_key(old)) == topic_id:
+            del labels[key]
+            lost.add(key)
     topics.update((topic.id, topic) for topic in changed)
-    labels = {label: i for label, i in snapshot.labels.items() if i not in affected}
     for label, topic_id in _labels(changed).items():
         labels.setdefault(label, topic_id)
+        lost.discard(label)
+    if lost:
+        # A removed or renamed label another topic shares: that topic takes it over.
+        for topic in topics.values():
+            if (key := _label_key(topic)) in lost:
+                labels.setdefault(key, topic.id)
     return KbSnapshot(
         index=index,
         topics=topics,
         relations=snapshot.relations.replaced(affected, relations),
         labels=labels,
-        catalogue=build_kb_catalogue(topics),
+        catalogue=build_kb_catalogue(topics, order=index.sorted_ids),
         built_at=snapshot.built_at,  # the age of the last full read of the store
     )
 
@@ -134,7 +159,7 @@ async def load_snapshot(store: R42Store, *, index_cache: IndexCache | None = Non
             topics={topic.id: topic for topic in topics},
             relations=RelationIndex(relations),
             labels=_labels(topics),
-            catalogue=build_kb_catalogue(topics),
+            catalogue=build_kb_catalogue(topics, order=index.sorted_ids),
             built_at=time.monotonic(),
         )
     )
@@ -239,11 +264,10 @@ class KbCache:
         """The snapshot to answer from; waits (≤ fresh_wait_s) for updates and invalidations."""
         updater = self._updater
         if updater is not None and not updater.done() and self._snapshot is not None:
-            # A kb.updated heard before this turn: answer from it (updates take milliseconds).
-            # An empty snapshot answers nothing, so then the turn waits for the update itself.
-            wait = self._fresh_wait_s if self._snapshot.topics else None
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(updater), wait)
+            # An update in flight: answer from the snapshot before it (a turn never waits
+            # for an ingest). Only an empty snapshot answers nothing: then wait for it.
+            if not self._snapshot.topics:
+                await asyncio.shield(updater)
         snapshot = self._snapshot
         if snapshot is not None and self._built_generation == self._generation:
             if time.monotonic() - snapshot.built_at >= self._max_age_s:
@@ -272,6 +296,8 @@ class KbCache:
         started = time.perf_counter()
         snapshot = await load_snapshot(self._store, index_cache=self._index_cache)
         self._snapshot = snapshot
+        if len(snapshot.topics) >= FREEZE_MIN_TOPICS:
+            _freeze_long_lived()
         # An invalidate() during the build leaves the generation ahead: rebuilt on next get().
         self._built_generation = generation
         log.info(
@@ -287,6 +313,19 @@ class KbCache:
                 task.cancel()
                 with contextlib.suppress(BaseException):
                     await task
+
+
+def _freeze_long_lived() -> None:
+    """Keep what lives now (the new snapshot) out of the cyclic collector's walks.
+
+    A large snapshot is millions of long-lived objects, and every full collection walks
+    them all while holding the GIL: at 50k topics that stalled the event loop for hundreds
+    of milliseconds during an ingest. Snapshots hold no reference cycles (refcounting
+    frees a replaced one), so freezing them leaks nothing but the little cyclic garbage
+    that happens to be alive at this moment (the young generations are collected first).
+    """
+    gc.collect(1)
+    gc.freeze()
 
 
 def _consume_exception(task: asyncio.Task[Any]) -> None:

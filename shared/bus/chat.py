@@ -84,6 +84,11 @@ class ChatReply(_Rpc):
     )
     language: Literal["nl", "en"] = Field(default="nl", description="The answer's language")
 
+    @property
+    def sources_label(self) -> str:
+        """The word before the sources line, in the answer's language."""
+        return "Sources" if self.language == "en" else "Bronnen"
+
 
 class ProposalDecisionRequest(_Rpc):
     """A user's Yes / No on a proposal; admins apply at once, others queue for review."""

@@ -1,10 +1,12 @@
-"""Request/reply contracts of the quiz service (`rpc.quiz.status`, `.leaderboard`, `.stop`).
+"""Request/reply contracts of the quiz service (`rpc.quiz.status`, `.leaderboard`, `.stop`, …).
 
 The quiz service owns the week's topic, the quiz-active flag, the leaderboard and ending an
 attempt; every surface asks it instead of re-deriving them or writing the store itself.
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -82,3 +84,29 @@ class QuizStopReply(BaseModel):
 
     stopped: bool
     attempt_id: str | None = None
+
+
+QUIZ_BANK_SUBJECT = "rpc.quiz.bank_regenerate"
+"""An admin replaces a topic's bank (as `r42 quiz bank regenerate` does)."""
+
+
+class BankRegenerateRequest(BaseModel):
+    """Whose request (checked against the quiz service's own admin list) and which topic."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    user_id: str = Field(min_length=1, max_length=200)
+    topic_id: str = Field(min_length=1, max_length=200)
+    count: int = Field(default=10, ge=1, le=20)
+
+
+class BankRegenerateReply(BaseModel):
+    """The outcome: a new bank, a batch the quality gate refused (why), or a refusal."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    status: Literal["ok", "rejected", "forbidden", "not_found"]
+    added: int = 0
+    removed: int = 0
+    size: int = 0
+    reason: str = Field(default="", max_length=2000)

@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Container, Iterable
 from dataclasses import dataclass
 
+import numpy as np
 import Stemmer
 
 from shared.kb.lexicon import EN_NL
@@ -31,6 +32,7 @@ PREFIXES = frozenset(
     {"be", "er", "ge", "her", "ont", "ver"}
 )  # never a compound's head  # Dutch linking sounds: ouderschap|s|verlof, pann|en|koek
 CACHE = 65536
+MERGE_MIN_WORDS = 4096
 _DOUBLE_VOWEL_RE = re.compile(r"([aeou])\1([^aeiou])$")
 
 # Function words that only one of the two languages uses; they decide a question's language.
@@ -57,38 +59,52 @@ class HashedWords:
 
     Python's str hash is stable within a process, which is all an in-memory index needs;
     a collision between two of a KB's words and a query substring is vanishingly rare
-    and would only make a compound split one way more.
+    and would only make a compound split one way more. Words added by `union` go into a
+    small set beside the sorted array (an update costs its own words, not a re-sort of
+    the KB's) until it outgrows a share of the array; then both merge in one numpy pass.
     """
 
-    __slots__ = ("_hashes",)
+    __slots__ = ("_extra", "_hashes")
 
     def __init__(self, words: Iterable[str]) -> None:
         self._hashes = array("q", sorted({hash(word) for word in words}))
+        self._extra: frozenset[int] = frozenset()
 
     def __contains__(self, word: object) -> bool:
-        key = hash(word)
+        return self._has(hash(word))
+
+    def _has(self, key: int) -> bool:
+        if key in self._extra:
+            return True
         at = bisect.bisect_left(self._hashes, key)
         return at < len(self._hashes) and self._hashes[at] == key
 
     def __len__(self) -> int:
-        return len(self._hashes)
+        return len(self._hashes) + len(self._extra)
+
+    def _with(self, extra: Iterable[int]) -> HashedWords:
+        merged = object.__new__(HashedWords)
+        new = {key for key in extra if not self._has(key)}
+        merged._hashes, merged._extra = self._hashes, self._extra.union(new)
+        if len(merged._extra) > max(MERGE_MIN_WORDS, len(self._hashes) // 8):
+            base = np.frombuffer(self._hashes, dtype=np.int64) if self._hashes else None
+            fresh = np.fromiter(merged._extra, dtype=np.int64, count=len(merged._extra))
+            union = fresh if base is None else np.union1d(base, fresh)
+            merged._hashes, merged._extra = array("q", union.tobytes()), frozenset()
+        return merged
 
     def union(self, words: Iterable[str]) -> HashedWords:
         """A new set with these words added."""
-        merged = object.__new__(HashedWords)
-        merged._hashes = array("q", sorted({*self._hashes, *(hash(w) for w in words)}))
-        return merged
+        return self._with(hash(word) for word in words)
 
     def union_hashes(self, other: HashedWords) -> HashedWords:
-        """A new set holding the words of both."""
-        merged = object.__new__(HashedWords)
-        merged._hashes = array("q", sorted({*self._hashes, *other._hashes}))
-        return merged
+        """A new set holding the words of both (`other` is the small one)."""
+        return self._with([*other._hashes, *other._extra])
 
     @property
     def nbytes(self) -> int:
         """Bytes held by the hashes."""
-        return len(self._hashes) * self._hashes.itemsize
+        return len(self._hashes) * self._hashes.itemsize + 8 * len(self._extra)
 
 
 def plain_words(words: Iterable[str]) -> list[str]:
@@ -131,7 +147,7 @@ class Analyzer:
     """Stems and splits words against one KB's vocabulary; build per index, reuse per query."""
 
     __slots__ = (
-        "_analyse", "_english", "_known", "_lexicon", "_split", "_stem", "_tails", "_words",
+        "_analysed", "_english", "_known", "_lexicon", "_splits", "_stem", "_tails", "_words",
     )  # fmt: skip
 
     _words: frozenset[str] | HashedWords
@@ -156,8 +172,10 @@ class Analyzer:
         self._lexicon = {
             self._english(en): tuple(nl) for en, nl in EN_NL.items()
         }  # fmt: skip
-        self._analyse = functools.lru_cache(maxsize=CACHE)(self._word)
-        self._split = functools.lru_cache(maxsize=CACHE)(self._split_word)
+        # Plain dicts, not lru_cache(self._word): a cache holding a bound method would tie
+        # the analyzer into a reference cycle that only the cyclic GC frees.
+        self._analysed: dict[str, Word] = {}
+        self._splits: dict[tuple[str, int], tuple[str, ...]] = {}
 
     def forget(self, vocabulary: Container[str]) -> None:
         """Drop what only indexing needs: cached words, the compound-only tails, the strings.
@@ -170,8 +188,8 @@ class Analyzer:
         if isinstance(self._words, frozenset):
             self._words = HashedWords(self._words)
         self._known = vocabulary
-        self._analyse.cache_clear()
-        self._split.cache_clear()
+        self._analysed.clear()
+        self._splits.clear()
         self._stem.cache_clear()
 
     def extended(self, words: Iterable[str], vocabulary: Container[str]) -> Analyzer:
@@ -194,7 +212,13 @@ class Analyzer:
 
     def analyse(self, word: str) -> Word:
         """Stem, compound parts and (for English words) Dutch translations of one token."""
-        return self._analyse(word)
+        found = self._analysed.get(word)
+        if found is None:
+            found = self._word(word)
+            if len(self._analysed) >= CACHE:
+                self._analysed.clear()
+            self._analysed[word] = found
+        return found
 
     def analyse_uncached(self, word: str) -> Word:
         """Like analyse, bypassing its cache (indexing meets each distinct word once)."""
@@ -204,7 +228,7 @@ class Analyzer:
         """Index terms of a text: every word's stem followed by the stems of its parts."""
         found: list[str] = []
         for token in tokenize(text):
-            word = self._analyse(token)
+            word = self.analyse(token)
             found.append(word.stem)
             found.extend(word.parts)
         return found
@@ -265,6 +289,15 @@ class Analyzer:
                 if score > best[0]:
                     best = (score, (*parts, ending))
         return best[1] if best[0] >= 2.5 else ()
+
+    def _split(self, word: str, budget: int) -> tuple[str, ...]:
+        found = self._splits.get((word, budget))
+        if found is None:
+            found = self._split_word(word, budget)
+            if len(self._splits) >= CACHE:
+                self._splits.clear()
+            self._splits[word, budget] = found
+        return found
 
     def _parts(self, word: str) -> list[str]:
         """Stems of a word's compound parts ([] when it is no compound)."""

@@ -11,14 +11,18 @@ within a gram; the first gram of a term doubles as its prefix key.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
 
 import numpy as np
+
+from shared.kb.vocab import VocabView
 
 STEM_CHARS = 6
 MAX_EXPANSIONS = 32
 MAX_TOKEN_CHARS = 64  # longer "words" are pasted ids or noise; their substrings are not stems
 _VERIFY_BUDGET = 4  # containment candidates checked per wanted expansion
+# Terms added since the build stay in a second segment until they outgrow this share of it.
+MERGE_SHARE = 0.125
+MERGE_MIN_TERMS = 2048
 
 _ALPHABET = "-0123456789abcdefghijklmnopqrstuvwxyz"
 _BASE = len(_ALPHABET) + 1  # 0 is reserved so "a" and "-a" never share a code
@@ -94,15 +98,19 @@ class _Postings:
         return int(self._keys.nbytes + self._starts.nbytes + self._terms.nbytes)
 
 
-class CompoundIndex:
-    """Precomputed prefix and substring lookups over a fixed vocabulary."""
+class _Segment:
+    """The gram and prefix lookups of the terms numbered [start, end)."""
 
-    def __init__(self, terms: Sequence[str], vocabulary: Mapping[str, int]) -> None:
-        self._terms = terms
-        self._vocabulary = vocabulary  # term → term number, shared with the caller
-        self._lengths = np.fromiter(map(len, terms), dtype=np.int16, count=len(terms))
+    __slots__ = ("end", "grams", "lengths", "prefixes", "start")
+
+    def __init__(self, terms: VocabView, start: int, end: int) -> None:
+        self.start, self.end = start, end
+        self.lengths = np.fromiter(
+            (len(terms[n]) for n in range(start, end)), dtype=np.int16, count=end - start
+        )
         by_length: dict[int, list[int]] = {}
-        for number, term in enumerate(terms):
+        for number in range(start, end):
+            term = terms[number]
             if is_stem_word(term):
                 by_length.setdefault(len(term), []).append(number)
         gram_keys, gram_terms, prefix_keys, prefix_terms = [], [], [], []
@@ -114,32 +122,82 @@ class CompoundIndex:
             prefix_keys.append(codes[:, 0])
             prefix_terms.append(numbers)
         empty = [np.zeros(0, dtype=np.int64)]
-        self._grams = _Postings(
+        self.grams = _Postings(
             np.concatenate(gram_keys or empty), np.concatenate(gram_terms or empty)
         )
-        self._prefixes = _Postings(
+        self.prefixes = _Postings(
             np.concatenate(prefix_keys or empty), np.concatenate(prefix_terms or empty)
         )
+
+    def length(self, numbers: np.ndarray) -> np.ndarray:
+        found: np.ndarray = self.lengths[numbers - self.start]
+        return found
+
+    @property
+    def nbytes(self) -> int:
+        return self.grams.nbytes + self.prefixes.nbytes + int(self.lengths.nbytes)
+
+
+class CompoundIndex:
+    """Precomputed prefix and substring lookups over a vocabulary that only grows.
+
+    A base segment covers the terms of the build; terms added by updates go into a small
+    second segment, rebuilt per update (its cost follows the new terms, not the KB) and
+    folded into the base once it outgrows a share of it. Lookups merge both segments in
+    the order one segment over all terms would give (shorter terms first, then by number).
+    """
+
+    __slots__ = ("_segments", "_terms")
+
+    def __init__(self, terms: VocabView, _segments: tuple[_Segment, ...] | None = None) -> None:
+        self._terms = terms
+        self._segments = _segments or (_Segment(terms, 0, len(terms)),)
+
+    def extended(self, terms: VocabView) -> CompoundIndex:
+        """These lookups over a vocabulary grown from this one's (the same terms first)."""
+        base = self._segments[0]
+        if len(terms) == self._segments[-1].end:
+            return CompoundIndex(terms, self._segments)
+        added = len(terms) - base.end
+        if added > max(MERGE_MIN_TERMS, MERGE_SHARE * base.end):
+            return CompoundIndex(terms)
+        return CompoundIndex(terms, (base, _Segment(terms, base.end, len(terms))))
 
     @property
     def nbytes(self) -> int:
         """Bytes held by the lookup arrays (the term strings are shared with the caller)."""
-        return self._grams.nbytes + self._prefixes.nbytes + int(self._lengths.nbytes)
+        return sum(segment.nbytes for segment in self._segments)
+
+    def _first(self, found: list[tuple[_Segment, np.ndarray]], limit: int) -> list[int]:
+        """The first `limit` term numbers of per-segment postings, merged by (length, number)."""
+        if len(found) == 1:
+            first: list[int] = found[0][1][:limit].tolist()
+            return first
+        numbers = np.concatenate([postings[:limit] for _, postings in found])
+        lengths = np.concatenate([seg.length(postings[:limit]) for seg, postings in found])
+        merged: list[int] = numbers[np.lexsort((numbers, lengths))][:limit].tolist()
+        return merged
 
     def expand(self, token: str, limit: int = MAX_EXPANSIONS) -> tuple[int, ...]:
         """Term numbers related to a token by stem or containment, closest length first."""
         if not is_stem_word(token):
             return ()
-        terms, found = self._terms, set()
-        found.update(self._prefixes.get(_gram_code(token[:STEM_CHARS]))[:MAX_EXPANSIONS].tolist())
+        terms = vocabulary = self._terms
+        segments = self._segments
+        prefix = _gram_code(token[:STEM_CHARS])
+        starting = [(seg, seg.prefixes.get(prefix)) for seg in segments]
+        found = set(self._first(starting, MAX_EXPANSIONS))
         # Terms containing the token: walk only its rarest gram's postings, then verify.
         codes = [_gram_code(token[i : i + STEM_CHARS]) for i in range(len(token) - STEM_CHARS + 1)]
-        sizes = self._grams.sizes(codes)
+        sizes = np.sum([seg.grams.sizes(codes) for seg in segments], axis=0)
         if sizes.min() > 0:
-            postings = self._grams.get(codes[int(np.argmin(sizes))])
-            longer = postings[self._lengths[postings] > len(token)]
+            rarest = codes[int(np.argmin(sizes))]
+            longer = []
+            for seg in segments:
+                postings = seg.grams.get(rarest)
+                longer.append((seg, postings[seg.length(postings) > len(token)]))
             contained = 0
-            for number in longer[: MAX_EXPANSIONS * _VERIFY_BUDGET].tolist():
+            for number in self._first(longer, MAX_EXPANSIONS * _VERIFY_BUDGET):
                 if token in terms[number]:
                     found.add(number)
                     contained += 1
@@ -148,9 +206,11 @@ class CompoundIndex:
         # Terms contained in the token: every substring of 6 or more characters.
         for size in range(STEM_CHARS, len(token)):
             for start in range(len(token) - size + 1):
-                number = self._vocabulary.get(token[start : start + size])
-                if number is not None:
-                    found.add(number)
-        found.discard(self._vocabulary.get(token, -1))
+                inner = vocabulary.get(token[start : start + size])
+                if inner is not None:
+                    found.add(inner)
+        own = vocabulary.get(token)
+        if own is not None:
+            found.discard(own)
         ranked = sorted(found, key=lambda n: (abs(len(terms[n]) - len(token)), terms[n]))
         return tuple(ranked[:limit])

@@ -237,19 +237,23 @@ def build_kb_catalogue(
     topics: Mapping[str, TopicLike] | Iterable[TopicLike],
     *,
     max_tokens: int = DEFAULT_CATALOGUE_TOKENS,
+    order: Iterable[str] | None = None,
 ) -> str:
     """Every topic as one line, sorted by id, within max_tokens: the same text per KB version.
 
     A chat prompt puts this before anything that changes per question, so the prefix up to
-    it can be cached for as long as the KB stays the same.
+    it can be cached for as long as the KB stays the same. `order`: the topic ids sorted
+    already (a retrieval index keeps them), so a large KB is not sorted again.
     """
     if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
         raise KbInputError(f"max_tokens must be a positive integer, got {max_tokens!r}")
     by_id = _topic_map(topics)
     budget = _Budget(max_tokens * CHARS_PER_TOKEN)
     budget.add(TOPICS_HEADING)
-    for topic_id in sorted(by_id):
-        topic = by_id[topic_id]
+    for topic_id in sorted(by_id) if order is None else order:
+        topic = by_id.get(topic_id)
+        if topic is None:
+            continue
         line = f"- [{topic.id}] {_clip(topic.label, 160)} ({topic.type})"
         description = _clip(topic.description or "", CATALOGUE_DESCRIPTION_CHARS)
         if not budget.add(f"{line}: {description}" if description else line):

@@ -17,6 +17,7 @@ import scipy.sparse as sp
 from shared.kb.analysis import Analyzer
 from shared.kb.models import TopicLike
 from shared.kb.tokens import tokenize
+from shared.kb.vocab import Vocabulary
 
 LABEL_REPEAT = 2
 INDEXED_PART_TF = 0.5  # a compound's part inside a topic counts half
@@ -54,41 +55,33 @@ def count_words(
 
 
 def term_matrix(
-    words: dict[str, int],
-    counts: sp.csr_array,
-    analyzer: Analyzer,
-    vocab: dict[str, int],
-    split: list[bool],
-) -> sp.csc_array:
-    """(topics × terms) frequencies; new terms are appended to `vocab` and `split` in place.
+    words: dict[str, int], counts: sp.csr_array, analyzer: Analyzer, vocabulary: Vocabulary
+) -> tuple[sp.csc_array, list[int]]:
+    """(topics × terms) frequencies, and the terms that are compounds split into parts.
 
-    `split[term]` says whether the term is a compound whose parts are terms themselves.
+    New terms are appended to `vocabulary`; the matrix has a column for each of its terms.
     """
     link_word = array("i")
     link_term = array("i")
     link_tf = array("f")
+    split: list[int] = []
     for word_number, token in enumerate(words):
         word = analyzer.analyse_uncached(token)
-        stem = vocab.setdefault(word.stem, len(vocab))
-        if stem == len(split):
-            split.append(False)
+        stem = vocabulary.add(word.stem)
         if word.parts:
-            split[stem] = True
+            split.append(stem)
         link_word.append(word_number)
         link_term.append(stem)
         link_tf.append(1.0)
         for part in word.parts:
-            term = vocab.setdefault(part, len(vocab))
-            if term == len(split):
-                split.append(False)
             link_word.append(word_number)
-            link_term.append(term)
+            link_term.append(vocabulary.add(part))
             link_tf.append(INDEXED_PART_TF)
     analysis = sp.csr_array(
         (
             np.frombuffer(link_tf, dtype=np.float32),
             (np.frombuffer(link_word, dtype=np.int32), np.frombuffer(link_term, dtype=np.int32)),
         ),
-        shape=(len(words), len(vocab)),
+        shape=(len(words), len(vocabulary)),
     )
-    return sp.csc_array(counts @ analysis)
+    return sp.csc_array(counts @ analysis), split

@@ -16,8 +16,7 @@ from typing import Any, cast
 import numpy as np
 from numba import njit
 
-K1, B = 1.2, 0.75
-TF_SCALE = 2.0
+from shared.kb.scoring import K1, TF_SCALE
 
 
 def _compiled[F: Callable[..., Any]](fn: F) -> F:
@@ -37,20 +36,20 @@ def score_top(
     rank: np.ndarray,
     named: np.ndarray,
     k: int,
+    scores: np.ndarray,
+    touched: np.ndarray,
+    delta_indptr: np.ndarray,
+    delta_docs: np.ndarray,
+    delta_tf2: np.ndarray,
+    alive: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(top-k topics, their scores, the scores of the `named` topics), ties broken by rank.
 
     Named topics (mentioned verbatim) are scored but kept out of the top k: they are
-    listed first anyway.
+    listed first anyway. `scores` (float64) and `touched` (int64), one slot per topic,
+    are scratch space the caller keeps: `scores` must be all zeros and is left so. Each
+    term's base postings are added before its delta postings; dead topics never rank.
     """
-    n_docs = norm.shape[0]
-    scores = np.zeros(n_docs, dtype=np.float64)
-    touched = np.empty(0, dtype=np.int64)
-    total = 0
-    for slot in range(cols.shape[0]):
-        col = cols[slot]
-        total += indptr[col + 1] - indptr[col]
-    touched = np.empty(total, dtype=np.int64)
     n_touched = 0
     for slot in range(cols.shape[0]):
         col = cols[slot]
@@ -58,6 +57,13 @@ def score_top(
         for at in range(indptr[col], indptr[col + 1]):
             doc = docs[at]
             tf = tf2[at] / TF_SCALE
+            if scores[doc] == 0.0:
+                touched[n_touched] = doc
+                n_touched += 1
+            scores[doc] += term_weight * tf * (K1 + 1.0) / (tf + norm[doc])
+        for at in range(delta_indptr[col], delta_indptr[col + 1]):
+            doc = delta_docs[at]
+            tf = delta_tf2[at] / TF_SCALE
             if scores[doc] == 0.0:
                 touched[n_touched] = doc
                 n_touched += 1
@@ -72,7 +78,8 @@ def score_top(
     for i in range(n_touched):
         doc = touched[i]
         score = scores[doc]
-        if score <= 0.0:
+        scores[doc] = 0.0
+        if score <= 0.0 or not alive[doc]:
             continue
         if size == k:
             last = best[k - 1]
@@ -97,6 +104,22 @@ def score_top(
 
 
 @_compiled
+def _find(indptr: np.ndarray, docs: np.ndarray, tf2: np.ndarray, col: int, doc: int) -> int:
+    """tf2 of a topic's posting for a term (topics ascend within a term), or -1 if none."""
+    lo, hi = indptr[col], indptr[col + 1]
+    high = hi
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if docs[mid] < doc:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < high and docs[lo] == doc:
+        return int(tf2[lo])
+    return -1
+
+
+@_compiled
 def coverage(
     indptr: np.ndarray,
     docs: np.ndarray,
@@ -106,6 +129,9 @@ def coverage(
     link_col: np.ndarray,
     link_factor: np.ndarray,
     concept_weight: np.ndarray,
+    delta_indptr: np.ndarray,
+    delta_docs: np.ndarray,
+    delta_tf2: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per top topic: the weighted share of query concepts it contains (best link each),
     how many concepts it contains, and the highest doubled term frequency among them."""
@@ -114,23 +140,16 @@ def coverage(
     most = np.zeros(top.shape[0], dtype=np.int64)
     for link in range(link_col.shape[0]):
         col = link_col[link]
-        low, high = indptr[col], indptr[col + 1]
         for j in range(top.shape[0]):
-            doc = top[j]
-            # Topics are ascending within a term: binary search.
-            lo, hi = low, high
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if docs[mid] < doc:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            if lo < high and docs[lo] == doc:
+            tf = _find(indptr, docs, tf2, col, top[j])
+            if tf < 0:
+                tf = _find(delta_indptr, delta_docs, delta_tf2, col, top[j])
+            if tf >= 0:
                 concept = link_concept[link]
                 if link_factor[link] > best[concept, j]:
                     best[concept, j] = link_factor[link]
-                if tf2[lo] > most[j]:
-                    most[j] = tf2[lo]
+                if tf > most[j]:
+                    most[j] = tf
     total = 0.0
     for concept in range(n_concepts):
         total += concept_weight[concept]

@@ -149,8 +149,12 @@ def to_kebab_id(label: str) -> str:
 
 def kb_hash(topic_ids: Iterable[str]) -> str:
     """First 8 hex chars of sha256 over the sorted topic ids joined by newlines."""
-    joined = "\n".join(sorted(topic_ids))
-    return hashlib.sha256(joined.encode("utf-8")).hexdigest()[:8]
+    return kb_hash_of_sorted(sorted(topic_ids))
+
+
+def kb_hash_of_sorted(sorted_ids: list[str]) -> str:
+    """kb_hash of ids that are sorted already (an index keeps them so: no sort per update)."""
+    return hashlib.sha256("\n".join(sorted_ids).encode("utf-8")).hexdigest()[:8]
 
 
 def is_relation_type(name: str) -> TypeGuard[RelationType]:

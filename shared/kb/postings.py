@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from shared.kb import kernels
-from shared.kb.kernels import K1, TF_SCALE, B
+from shared.kb import scoring
+from shared.kb.scoring import K1, TF_SCALE, B
 
 MAX_TF2 = 255
 
@@ -27,14 +27,25 @@ def _doc_dtype(n_docs: int) -> type[np.unsignedinteger] | type[np.signedinteger]
 
 @dataclass(frozen=True, slots=True)
 class Postings:
-    """Immutable BM25 postings of one KB snapshot (see the module docstring)."""
+    """Immutable BM25 postings of one KB snapshot (see the module docstring).
+
+    Two segments: the base (the last build or compaction) and a delta holding the topics
+    added since, numbered after the base's. A changed or removed topic is only marked
+    dead; its postings stay until `spliced` compacts both segments into a new base. So an
+    update costs its own topics plus vector passes over per-term and per-topic arrays,
+    never a rewrite of the KB's postings.
+    """
 
     indptr: np.ndarray  # int64, n_terms + 1
     docs: np.ndarray  # topic number of each posting, ascending within a term
     tf2: np.ndarray  # uint8
-    lengths: np.ndarray  # float32 per topic: sum of its term frequencies
-    idf: np.ndarray  # float32 per term (Lucene's BM25 idf)
+    lengths: np.ndarray  # float32 per topic number: sum of its term frequencies
+    idf: np.ndarray  # float32 per term (Lucene's BM25 idf over the live topics)
     norm: np.ndarray  # float32 per topic: K1 * (1 - B + B * length / average length)
+    alive: np.ndarray  # bool per topic number: False once changed or removed
+    df: np.ndarray  # int32 per term: live topics holding it
+    delta: tuple[np.ndarray, np.ndarray, np.ndarray]  # indptr, docs (int32), tf2
+    n_base: int  # topic numbers below this are the base's, the others the delta's
 
     @classmethod
     def from_matrix(cls, matrix: sp.csc_array | sp.csc_matrix, n_terms: int) -> Postings:
@@ -54,37 +65,69 @@ class Postings:
     def assemble(
         cls, indptr: np.ndarray, docs: np.ndarray, tf2: np.ndarray, lengths: np.ndarray
     ) -> Postings:
-        """Postings with their idf and length norms computed from the frequencies."""
-        n_docs = len(lengths)
-        df = np.diff(indptr).astype(np.float64)
-        n = max(n_docs, 1)
-        idf = np.log1p((n - df + 0.5) / (df + 0.5)).astype(np.float32)
-        average = float(lengths.mean()) if n_docs else 0.0
+        """Base-only postings with their idf and length norms computed from the frequencies."""
+        n_terms = len(indptr) - 1
+        empty = (
+            np.zeros(n_terms + 1, dtype=np.int64), np.zeros(0, np.int32), np.zeros(0, np.uint8)
+        )  # fmt: skip
+        alive = np.ones(len(lengths), dtype=bool)
+        df = np.diff(indptr).astype(np.int32)
+        return cls._weighed(indptr, docs, tf2, lengths, alive, df, empty, len(lengths))
+
+    @classmethod
+    def _weighed(
+        cls,
+        indptr: np.ndarray,
+        docs: np.ndarray,
+        tf2: np.ndarray,
+        lengths: np.ndarray,
+        alive: np.ndarray,
+        df: np.ndarray,
+        delta: tuple[np.ndarray, np.ndarray, np.ndarray],
+        n_base: int,
+    ) -> Postings:
+        n_alive = int(alive.sum())
+        n = max(n_alive, 1)
+        df64 = df.astype(np.float64)
+        idf = np.log1p((n - df64 + 0.5) / (df64 + 0.5)).astype(np.float32)
+        live = lengths[alive]
+        average = float(live.mean()) if n_alive else 0.0
         norm = (K1 * (1 - B + B * lengths / (average or 1.0))).astype(np.float32)
-        return cls(indptr, docs, tf2, lengths, idf, norm)
+        return cls(indptr, docs, tf2, lengths, idf, norm, alive, df, delta, n_base)
 
     @property
     def n_docs(self) -> int:
-        """Number of topics."""
+        """Number of topic numbers (live and dead)."""
         return len(self.lengths)
+
+    @property
+    def n_alive(self) -> int:
+        """Number of live topics."""
+        return int(self.alive.sum())
+
+    @property
+    def delta_share(self) -> float:
+        """Postings in the delta segment per posting in the base (compaction is due above ~⅛)."""
+        return len(self.delta[1]) / max(len(self.docs), 1)
 
     @property
     def nbytes(self) -> int:
         """Bytes held by the arrays."""
-        arrays = (self.indptr, self.docs, self.tf2, self.lengths, self.idf, self.norm)
+        arrays = (
+            self.indptr, self.docs, self.tf2, self.lengths, self.idf, self.norm, self.alive,
+            self.df, *self.delta,
+        )  # fmt: skip
         return sum(int(a.nbytes) for a in arrays)
 
     def unknown_idf(self) -> float:
         """The idf of a word no topic uses (as rare as a one-topic word)."""
-        return float(np.log1p((max(self.n_docs, 1) - 0.5) / 1.5))
+        return float(np.log1p((max(self.n_alive, 1) - 0.5) / 1.5))
 
     def top(
         self, cols: np.ndarray, weights: np.ndarray, rank: np.ndarray, named: np.ndarray, k: int
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(best k topics, their scores, the named topics' scores); named ones not in the k."""
-        return kernels.score_top(
-            self.indptr, self.docs, self.tf2, self.idf, self.norm, cols, weights, rank, named, k
-        )
+        """(best k live topics, their scores, the named topics' scores); named ones not in the k."""
+        return scoring.score_top(self, (cols, weights), rank, named, k)
 
     def coverage(
         self,
@@ -93,39 +136,113 @@ class Postings:
         concept_weight: np.ndarray,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per top topic: concept-weight share, concepts matched, highest tf2 (see kernels)."""
-        concept, col, factor = links
-        return kernels.coverage(
-            self.indptr, self.docs, self.tf2, top, concept, col, factor, concept_weight
+        return scoring.coverage(self, top, links, concept_weight)
+
+    def appended(
+        self, dead: np.ndarray, added: sp.csc_array | sp.csc_matrix, n_terms: int
+    ) -> Postings:
+        """These postings with the topics numbered `dead` marked dead and `added` appended.
+
+        Cost: the added topics, the delta segment, one gather over the base's topic
+        numbers (to find the dead topics' terms) and passes over per-term arrays.
+        """
+        new = sp.csc_array(added)
+        new.sort_indices()
+        grow = n_terms - (len(self.indptr) - 1)
+        indptr = np.concatenate([self.indptr, np.full(grow, self.indptr[-1], dtype=np.int64)])
+        df = np.concatenate([self.df, np.zeros(grow, dtype=np.int32)])
+        alive = np.concatenate([self.alive, np.ones(new.shape[0], dtype=bool)])
+        dead = dead[self.alive[dead]] if len(dead) else dead
+        if len(dead):
+            alive[dead] = False
+            is_dead = np.zeros(self.n_docs, dtype=bool)
+            is_dead[dead] = True
+            # The dead topics' terms: their postings in either segment.
+            d_indptr, d_docs, _ = self.delta
+            hit = np.flatnonzero(is_dead[self.docs])
+            terms = np.searchsorted(self.indptr, hit, side="right") - 1
+            d_hit = np.flatnonzero(is_dead[d_docs])
+            d_terms = np.searchsorted(d_indptr, d_hit, side="right") - 1
+            np.subtract.at(df, np.concatenate([terms, d_terms]), 1)
+        new_terms = np.repeat(np.arange(new.shape[1], dtype=np.int64), np.diff(new.indptr))
+        df[: new.shape[1]] += np.diff(new.indptr).astype(np.int32)
+        # The delta segment again, with the added topics after the previous delta's.
+        d_indptr, d_docs, d_tf2 = self.delta
+        old_terms = np.repeat(np.arange(len(d_indptr) - 1, dtype=np.int64), np.diff(d_indptr))
+        terms_all = np.concatenate([old_terms, new_terms])
+        docs_all = np.concatenate([d_docs, new.indices.astype(np.int32) + self.n_docs])
+        new_tf2 = np.minimum(np.rint(new.data * TF_SCALE), MAX_TF2).astype(np.uint8)
+        tf2_all = np.concatenate([d_tf2, new_tf2])
+        order = np.argsort(terms_all, kind="stable")  # previous delta first, then added
+        delta_indptr = np.zeros(n_terms + 1, dtype=np.int64)
+        np.cumsum(np.bincount(terms_all, minlength=n_terms), out=delta_indptr[1:])
+        delta = (delta_indptr, docs_all[order], tf2_all[order])
+        lengths = np.concatenate(
+            [self.lengths, np.asarray(new.sum(axis=1), dtype=np.float32).ravel()]
+        )
+        return Postings._weighed(
+            indptr, self.docs, self.tf2, lengths, alive, df, delta, self.n_base
+        )
+
+    def compacted(self) -> Postings:
+        """One base segment of the live topics, renumbered in order (base ones, then delta)."""
+        n_base = self.n_base
+        d_indptr, d_docs, d_tf2 = self.delta
+        terms = np.repeat(np.arange(len(d_indptr) - 1, dtype=np.int64), np.diff(d_indptr))
+        rows = sp.csr_array(
+            (d_tf2.astype(np.float32) / TF_SCALE, (d_docs.astype(np.int64) - n_base, terms)),
+            shape=(self.n_docs - n_base, len(d_indptr) - 1),
+        )
+        live = self.alive[n_base:]
+        base = Postings.assemble(self.indptr, self.docs, self.tf2, self.lengths[:n_base])
+        return base.spliced(
+            self.alive[:n_base], rows[live], len(self.indptr) - 1, self.lengths[n_base:][live]
         )
 
     def spliced(
-        self, keep: np.ndarray, added: sp.csc_array | sp.csc_matrix, n_terms: int
+        self,
+        keep: np.ndarray,
+        added: sp.csc_array | sp.csc_matrix | sp.csr_array,
+        n_terms: int,
+        added_lengths: np.ndarray | None = None,
     ) -> Postings:
         """These postings without the topics not in `keep` (a bool mask), plus `added`'s.
 
-        Kept topics are renumbered in order; added ones follow them. Pure array work (no
-        Python loop over postings), so an update costs little more than its new text.
+        Kept topics are renumbered in order; added ones follow them. Each posting is moved
+        straight to its new place (no sort): kept postings stay in term order and shift by
+        the added postings of the terms before theirs. Pure numpy passes, which release the
+        GIL, so a search on the event loop runs while an update splices.
         """
         old_terms = len(self.indptr) - 1
-        term = np.repeat(np.arange(old_terms, dtype=np.int64), np.diff(self.indptr))
         alive = keep[self.docs]
-        renumber = np.cumsum(keep, dtype=np.int64) - 1
-        n_kept = int(keep.sum())
+        alive_before = np.zeros(len(alive) + 1, dtype=np.int64)
+        np.cumsum(alive, out=alive_before[1:])
+        kept_counts = np.zeros(n_terms, dtype=np.int64)
+        kept_counts[:old_terms] = alive_before[self.indptr[1:]] - alive_before[self.indptr[:-1]]
         new = sp.csc_array(added)
         new.sort_indices()
-        new_terms = np.repeat(np.arange(new.shape[1], dtype=np.int64), np.diff(new.indptr))
-        n_docs = n_kept + new.shape[0]
-        dtype = _doc_dtype(n_docs)
-        terms = np.concatenate([term[alive], new_terms])
-        docs = np.concatenate(
-            [renumber[self.docs[alive]], new.indices.astype(np.int64) + n_kept]
-        ).astype(dtype)
-        new_tf2 = np.minimum(np.rint(new.data * TF_SCALE), MAX_TF2).astype(np.uint8)
-        tf2 = np.concatenate([self.tf2[alive], new_tf2])
-        # Stable: kept topics stay ascending within a term and the added ones come after.
-        order = np.argsort(terms, kind="stable")
+        new_counts = np.zeros(n_terms, dtype=np.int64)
+        new_counts[: new.shape[1]] = np.diff(new.indptr)
         indptr = np.zeros(n_terms + 1, dtype=np.int64)
-        np.cumsum(np.bincount(terms, minlength=n_terms), out=indptr[1:])
-        added_lengths = np.asarray(new.sum(axis=1), dtype=np.float32).ravel()
-        lengths = np.concatenate([self.lengths[keep], added_lengths])
-        return Postings.assemble(indptr, docs[order], tf2[order], lengths)
+        np.cumsum(kept_counts + new_counts, out=indptr[1:])
+        n_kept = int(keep.sum())
+        dtype = _doc_dtype(n_kept + new.shape[0])
+        docs = np.empty(int(indptr[-1]), dtype=dtype)
+        tf2 = np.empty(int(indptr[-1]), dtype=np.uint8)
+        # Kept posting i of term t lands at i + (added postings of terms before t).
+        added_before = indptr[:-1] - np.concatenate(([0], np.cumsum(kept_counts)[:-1]))
+        at = np.arange(int(alive_before[-1]), dtype=np.int64)
+        at += np.repeat(added_before, kept_counts)
+        renumber = np.cumsum(keep, dtype=np.int64) - 1
+        docs[at] = renumber[self.docs[alive]]
+        tf2[at] = self.tf2[alive]
+        # Added posting j of term t lands after the kept ones of t.
+        new_first = np.concatenate(([0], np.cumsum(new_counts)[:-1]))
+        at = np.arange(new.nnz, dtype=np.int64)
+        at += np.repeat(indptr[:-1] + kept_counts - new_first, new_counts)
+        docs[at] = new.indices.astype(np.int64) + n_kept
+        tf2[at] = np.minimum(np.rint(new.data * TF_SCALE), MAX_TF2).astype(np.uint8)
+        if added_lengths is None:
+            added_lengths = np.asarray(new.sum(axis=1), dtype=np.float32).ravel()
+        lengths = np.concatenate([self.lengths[keep], added_lengths.astype(np.float32)])
+        return Postings.assemble(indptr, docs, tf2, lengths)

@@ -8,23 +8,25 @@ also says how much of the question it covers, which is what the relevance floor 
 
 from __future__ import annotations
 
-import functools
+import bisect
 import math
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from shared.kb.analysis import Analyzer
 from shared.kb.compound import MAX_EXPANSIONS, CompoundIndex
 from shared.kb.corpus import count_words, term_matrix
-from shared.kb.kernels import TF_SCALE
-from shared.kb.models import KbInputError, TopicLike, kb_hash
+from shared.kb.models import KbInputError, TopicLike, kb_hash, kb_hash_of_sorted
 from shared.kb.postings import Postings
+from shared.kb.scoring import TF_SCALE
 from shared.kb.tokens import tokenize
 from shared.kb.verbatim import Mentions
+from shared.kb.vocab import Vocabulary, VocabView
 
 COMPOUND_WEIGHT = 0.5
 KNOWN_WORD_FACTOR = 0.5
@@ -34,6 +36,7 @@ KNOWN_PART_WEIGHT = 0.3  # ... and less still when the whole compound is itself 
 TRANSLATION_WEIGHT = 1.0
 INDEXED_PART_TF = 0.5
 EXPANSION_CACHE = 4096
+COMPACT_SHARE = 0.125  # delta postings or dead topics beyond this share: compact
 MAX_VERBATIM_WORDS = 12
 LABEL_REPEAT = 2  # a topic's label says more about it than any sentence of its description
 MAX_QUERY_CHARS = 8000
@@ -46,8 +49,7 @@ MIN_COVERAGE = 0.30  # chosen on evals/retrieval (bench_retrieval_quality prints
 PROMINENT_TF = 2.0
 
 
-@dataclass(frozen=True, slots=True)
-class Hit:
+class Hit(NamedTuple):
     """One retrieved topic: id, BM25 score, verbatim mention, share of the question covered,
     and whether that share rests on more than one word mentioned in passing (`supported`)."""
 
@@ -110,26 +112,30 @@ class RetrievalIndex:
         "_compound_weight",
         "_fingerprint",
         "_ids",
+        "_lineage",
         "_mentions",
+        "_numbers",
         "_postings",
         "_rank",
-        "_reached",
+        "_reach_cache",
+        "_sorted",
         "_split",
-        "_terms",
         "_vocab",
     )  # fmt: skip
     _analyzer: Analyzer
     _compound: CompoundIndex
     _compound_weight: float
-    _reached: Callable[[str], tuple[tuple[int, ...], tuple[float, ...], float]]
+    _reach_cache: dict[str, tuple[tuple[int, ...], tuple[float, ...], float]]
     _fingerprint: str
     _ids: list[str]
+    _lineage: Vocabulary
+    _numbers: dict[str, int]
     _mentions: Mentions
     _postings: Postings
     _rank: np.ndarray
+    _sorted: list[str]
     _split: np.ndarray
-    _terms: list[str]
-    _vocab: dict[str, int]
+    _vocab: VocabView
 
     def __init__(self) -> None:
         raise TypeError("use RetrievalIndex.build(topics, summaries=...)")
@@ -149,14 +155,24 @@ class RetrievalIndex:
             raise KbInputError(f"compound_weight must be within [0, 1], got {compound_weight!r}")
         words, counts = count_words(listed, summaries)
         analyzer = Analyzer(words)
-        vocab: dict[str, int] = {}
-        split: list[bool] = []
-        matrix = term_matrix(words, counts, analyzer, vocab, split)
+        lineage = Vocabulary()
+        matrix, split_terms = term_matrix(words, counts, analyzer, lineage)
         del words, counts
+        vocab = lineage.view()
         analyzer.forget(vocab)  # the build's words: the query cache starts empty
+        split = np.zeros(len(vocab), dtype=bool)
+        split[split_terms] = True
+        ids = [topic.id for topic in listed]
+        ordered = sorted(ids)
+        position = {topic_id: at for at, topic_id in enumerate(ordered)}
+        rank = np.fromiter((position[i] for i in ids), dtype=np.int32, count=len(ids))
         return cls._assemble(
-            ids=[topic.id for topic in listed],
+            ids=ids,
+            numbers=position_of_ids(ids),
+            ordered=ordered,
+            rank=rank,
             analyzer=analyzer,
+            lineage=lineage,
             vocab=vocab,
             split=split,
             postings=Postings.from_matrix(matrix, len(vocab)),
@@ -170,9 +186,13 @@ class RetrievalIndex:
         cls,
         *,
         ids: list[str],
+        numbers: dict[str, int],
+        ordered: list[str],
+        rank: np.ndarray,
         analyzer: Analyzer,
-        vocab: dict[str, int],
-        split: list[bool],
+        lineage: Vocabulary,
+        vocab: VocabView,
+        split: np.ndarray,
         postings: Postings,
         mentions: Mentions,
         compound_weight: float,
@@ -180,21 +200,23 @@ class RetrievalIndex:
     ) -> RetrievalIndex:
         self = object.__new__(cls)
         self._compound_weight = compound_weight
-        self._ids = ids
-        # Each topic's place in id order: ties in score break by id, whatever the build order.
-        self._rank = np.empty(len(ids), dtype=np.int32)
-        self._rank[sorted(range(len(ids)), key=ids.__getitem__)] = np.arange(len(ids))
-        self._fingerprint = kb_hash(ids)
+        self._ids = ids  # per topic number; a changed or removed topic's stays until compaction
+        self._numbers = numbers  # live topic id → topic number
+        # ids in sorted order, and each topic's place in it: ties in score break by id,
+        # whatever the build order; the sorted list also gives the KB hash without a sort.
+        self._sorted = ordered
+        self._rank = rank
+        self._fingerprint = kb_hash_of_sorted(ordered)
         self._analyzer = analyzer
+        self._lineage = lineage
         self._vocab = vocab
-        self._terms = list(vocab)
-        self._split = np.asarray(split, dtype=bool)
+        self._split = split
         self._postings = postings
         self._mentions = mentions
-        self._compound = compound or CompoundIndex(self._terms, vocab)
+        self._compound = CompoundIndex(self._vocab) if compound is None else compound
         # Chat questions repeat words; a per-index cache keeps analysis and expansion off
-        # the hot path.
-        self._reached = functools.lru_cache(maxsize=EXPANSION_CACHE)(self._reach)
+        # the hot path (a dict: an lru_cache of a bound method would be a reference cycle).
+        self._reach_cache = {}
         return self
 
     def updated(
@@ -206,9 +228,11 @@ class RetrievalIndex:
     ) -> RetrievalIndex:
         """The index after these topics changed (or were added) and those were removed.
 
-        Only the changed topics' text is analysed; the postings of the others are carried
-        over by array operations, and idf and length norms are recomputed for the new KB.
-        Words new to the KB are split against the KB's words, as questions are.
+        Only the changed topics' text is analysed, and the lookups that follow the
+        vocabulary (word hashes, compound grams) grow by the new words only; the postings
+        of the others are carried over by numpy passes, and idf and length norms are
+        recomputed for the new KB. Words new to the KB are split against the KB's words,
+        as questions are. This index stays as it is (searches on it may go on meanwhile).
         """
         fresh = _check_topics(changed)
         summaries = _check_summaries(summaries)
@@ -216,28 +240,88 @@ class RetrievalIndex:
         if isinstance(removed, str) or not all(isinstance(i, str) for i in gone):
             raise KbInputError("removed must be an iterable of topic ids")
         dropped = {*gone, *(topic.id for topic in fresh)}
-        keep = np.fromiter((i not in dropped for i in self._ids), dtype=bool, count=len(self._ids))
+        numbers = self._numbers
+        dead = np.fromiter(
+            (numbers[i] for i in dropped if i in numbers), dtype=np.int64, count=-1
+        )  # fmt: skip
         words, counts = count_words(fresh, summaries)
-        vocab = dict(self._vocab)  # searches on this index go on meanwhile: never mutate it
-        analyzer = self._analyzer.extended(words, vocab)
-        split = self._split.tolist()
-        matrix = term_matrix(words, counts, analyzer, vocab, split)
+        # Under the lineage's lock: terms that another update of an older index added
+        # meanwhile keep their numbers and stay empty columns here.
+        with self._lineage.lock:
+            analyzer = self._analyzer.extended(words, self._vocab)
+            matrix, split_terms = term_matrix(words, counts, analyzer, self._lineage)
+            vocab = self._lineage.view()
         analyzer.forget(vocab)
+        split = np.zeros(len(vocab), dtype=bool)
+        split[: len(self._split)] = self._split
+        split[split_terms] = True
+        first = len(self._ids)
+        ids = [*self._ids, *(topic.id for topic in fresh)]
+        numbers = dict(numbers)
+        for topic_id in dropped:
+            numbers.pop(topic_id, None)
+        numbers.update((topic.id, first + at) for at, topic in enumerate(fresh))
+        ordered, rank = self._reordered(dead, dropped, [topic.id for topic in fresh])
+        postings = self._postings.appended(dead, matrix, len(vocab))
+        mentions = self._mentions.appended(Mentions.of(fresh), first)
+        dead_share = 1.0 - postings.n_alive / max(postings.n_docs, 1)
+        if max(postings.delta_share, dead_share) > COMPACT_SHARE:
+            # Fold the delta and drop the dead topics: renumbers every topic, so only once
+            # in a while (the updates since the last one paid for a share of the KB).
+            live = postings.alive
+            postings = postings.compacted()
+            mentions = mentions.spliced(live, Mentions.of(()))
+            ids = [i for i, kept in zip(ids, live.tolist(), strict=True) if kept]
+            numbers = {topic_id: at for at, topic_id in enumerate(ids)}
+            rank = rank[live]
         return RetrievalIndex._assemble(
-            ids=[i for i, kept in zip(self._ids, keep.tolist(), strict=True) if kept]
-            + [topic.id for topic in fresh],
+            ids=ids,
+            numbers=numbers,
+            ordered=ordered,
+            rank=rank,
             analyzer=analyzer,
+            lineage=self._lineage,
             vocab=vocab,
             split=split,
-            postings=self._postings.spliced(keep, matrix, len(vocab)),
-            mentions=self._mentions.spliced(keep, Mentions.of(fresh)),
+            postings=postings,
+            mentions=mentions,
             compound_weight=self._compound_weight,
-            # New terms need new compound lookups; otherwise the old ones still hold.
-            compound=self._compound if len(vocab) == len(self._vocab) else None,
+            compound=self._compound.extended(vocab),
         )
 
+    def _reordered(
+        self, dead: np.ndarray, dropped: set[str], added: list[str]
+    ) -> tuple[list[str], np.ndarray]:
+        """The sorted ids after an update, and each topic number's place among the live.
+
+        Edits the sorted list in place of a re-sort: O(n) moves in C, O(changed) searches.
+        """
+        keep = self._postings.alive.copy()
+        keep[dead] = False
+        dropped_ranks = np.sort(self._rank[dead])
+        dense = self._rank[keep].astype(np.int64)
+        dense -= np.searchsorted(dropped_ranks, dense)
+        ordered = list(self._sorted)
+        for topic_id in dropped:
+            at = bisect.bisect_left(ordered, topic_id)
+            if at < len(ordered) and ordered[at] == topic_id:
+                del ordered[at]
+        new_sorted = sorted(added)
+        places = np.fromiter(
+            (bisect.bisect_left(ordered, i) for i in new_sorted), dtype=np.int64,
+            count=len(new_sorted),
+        )  # fmt: skip
+        new_rank = places + np.arange(len(new_sorted), dtype=np.int64)
+        for at, topic_id in zip(new_rank.tolist(), new_sorted, strict=True):
+            ordered.insert(at, topic_id)
+        rank = np.zeros(len(keep) + len(added), dtype=np.int32)
+        rank[: len(keep)][keep] = dense + np.searchsorted(places, dense, side="right")
+        where = dict(zip(new_sorted, new_rank.tolist(), strict=True))
+        rank[len(keep) :] = [where[i] for i in added]
+        return ordered, rank
+
     def __len__(self) -> int:
-        return len(self._ids)
+        return len(self._numbers)
 
     @property
     def fingerprint(self) -> str:
@@ -246,13 +330,19 @@ class RetrievalIndex:
 
     @property
     def topic_ids(self) -> tuple[str, ...]:
-        """Indexed topic ids in build order."""
-        return tuple(self._ids)
+        """Indexed topic ids in build order (then in the order updates added them)."""
+        alive = self._postings.alive.tolist()
+        return tuple(i for i, live in zip(self._ids, alive, strict=True) if live)
 
     @property
     def vocabulary_size(self) -> int:
         """Number of distinct indexed terms."""
-        return len(self._terms)
+        return len(self._vocab)
+
+    @property
+    def sorted_ids(self) -> Sequence[str]:
+        """Indexed topic ids in sorted order (do not modify)."""
+        return self._sorted
 
     @property
     def nbytes(self) -> int:
@@ -269,8 +359,17 @@ class RetrievalIndex:
         for col, weight in zip(
             query_terms.cols.tolist(), query_terms.weights.tolist(), strict=True
         ):
-            term = self._terms[col]
+            term = self._vocab[col]
             found[term] = found.get(term, 0.0) + weight
+        return found
+
+    def _reached(self, token: str) -> tuple[tuple[int, ...], tuple[float, ...], float]:
+        found = self._reach_cache.get(token)
+        if found is None:
+            found = self._reach(token)
+            if len(self._reach_cache) >= EXPANSION_CACHE:
+                self._reach_cache.clear()
+            self._reach_cache[token] = found
         return found
 
     def _reach(self, token: str) -> tuple[tuple[int, ...], tuple[float, ...], float]:
@@ -351,7 +450,10 @@ class RetrievalIndex:
         if not isinstance(k, int) or isinstance(k, bool) or k < 1:
             raise KbInputError(f"k must be a positive integer, got {k!r}")
         query = query[:MAX_QUERY_CHARS]
-        named = np.fromiter(sorted(self._mentions.find(query)), dtype=np.int64)
+        alive = self._postings.alive
+        named = np.fromiter(
+            sorted(d for d in self._mentions.find(query) if alive[d]), dtype=np.int64
+        )
         terms = self._query(query)
         want = max(k - len(named), 0)
         top, scores, named_scores = self._postings.top(
@@ -389,6 +491,11 @@ class _QueryTerms:
     concept: np.ndarray
     factors: np.ndarray
     concept_weight: np.ndarray  # per word
+
+
+def position_of_ids(ids: list[str]) -> dict[str, int]:
+    """Topic id → topic number."""
+    return {topic_id: at for at, topic_id in enumerate(ids)}
 
 
 class IndexCache:

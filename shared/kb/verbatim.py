@@ -113,3 +113,14 @@ class Mentions:
             np.union1d(self._sizes, added._sizes).astype(np.int16),
             self._firsts.union_hashes(added._firsts),
         )
+
+    def appended(self, added: Mentions, first: int) -> Mentions:
+        """These mentions plus `added`'s, whose topics are numbered from `first` on."""
+        own_keys = np.frombuffer(self._keys, dtype=np.int64)
+        new_docs = np.frombuffer(added._docs, dtype=np.int32).astype(np.int64) + first
+        return Mentions(
+            np.concatenate([own_keys, np.frombuffer(added._keys, dtype=np.int64)]),
+            np.concatenate([np.frombuffer(self._docs, dtype=np.int32), new_docs]).astype(np.int32),
+            np.union1d(self._sizes, added._sizes).astype(np.int16),
+            self._firsts.union_hashes(added._firsts),
+        )

@@ -12,9 +12,11 @@ characters per token, so `chars / 5` is a floor and `chars / 2` a ceiling of the
 a prefix whose floor reaches the minimum qualifies, one whose ceiling stays below it does not,
 and only a prefix in between is counted exactly with the provider's `count_tokens`
 (`POST /v1/messages/count_tokens`), once per model and prefix content (the stable prefix of a
-KB version is counted once, not per turn). Without a counter, or when counting fails, the
-floor decides: a mark may be dropped that would have qualified, never kept one that does not.
-The count of a system prefix includes a one-token placeholder message; COUNT_MARGIN covers it.
+KB version is counted once, not per turn). A later mark's bounds start from the last exact
+count, so a per-question block after a counted catalogue is rarely counted itself. Without a
+counter, or when counting fails, the floor decides: a mark may be dropped that would have
+qualified, never kept one that does not. The count of a system prefix includes a one-token
+placeholder message; COUNT_MARGIN covers it.
 """
 
 from __future__ import annotations
@@ -134,19 +136,29 @@ async def _counted_tokens(body: dict[str, Any], counter: TokenCounter) -> int | 
 
 async def _prefix_size(
     params: dict[str, Any],
-    part: str,
-    index: int,
-    chars: int,
+    mark: tuple[str, int, int],
     minimum: int,
     counter: TokenCounter | None,
-) -> int:
-    """The prefix's floor, or its exact count when the floor and ceiling straddle the minimum."""
-    floor = int(chars / CHARS_PER_TOKEN_MAX)
-    if floor >= minimum or chars / CHARS_PER_TOKEN_MIN < minimum or counter is None:
-        return floor
+    known: tuple[int, int],
+) -> tuple[int, int]:
+    """(low, high) bounds of a prefix's tokens; exact (low == high) when it was counted.
+
+    `known` is (characters, tokens) of the longest shorter prefix counted exactly (or 0, 0):
+    only the characters after it are estimated. Counted only when the bounds straddle the
+    minimum.
+    """
+    part, index, chars = mark
+    extra = chars - known[0]
+    floor = known[1] + int(extra / CHARS_PER_TOKEN_MAX)
+    ceiling = known[1] + int(extra / CHARS_PER_TOKEN_MIN)
+    if floor >= minimum or ceiling < minimum or counter is None:
+        return floor, ceiling
     body = _prefix_body(params, part, index)
     counted = await _counted_tokens(body, counter) if body is not None else None
-    return floor if counted is None else max(counted - COUNT_MARGIN, 0)
+    if counted is None:
+        return floor, ceiling
+    exact = max(counted - COUNT_MARGIN, 0)
+    return exact, exact
 
 
 async def fit_breakpoints(
@@ -168,11 +180,15 @@ async def fit_breakpoints(
         if block.get("cache_control"):
             marked.append((part, index, block, chars))
     kept: list[tuple[dict[str, Any], int]] = []
+    known = (0, 0)
     for position, (part, index, block, prefix_chars) in enumerate(marked):
-        size = await _prefix_size(params, part, index, prefix_chars, minimum, counter)
+        mark = (part, index, prefix_chars)
+        size, high = await _prefix_size(params, mark, minimum, counter, known)
+        if size == high:
+            known = (prefix_chars, size)
         if size < minimum:
             block.pop("cache_control")
-            _warn_short(task, model, position, size, minimum)
+            _warn_short(task, model, position, (size, high), minimum)
             continue
         kept.append((block, size))
         # Prefixes only grow: every later mark qualifies too (sized by its own floor).
@@ -194,12 +210,19 @@ def _copied(message: Any) -> Any:
     return {**message, "content": [dict(b) if isinstance(b, dict) else b for b in content]}
 
 
-def _warn_short(task: str, model: str, position: int, size: int, minimum: int) -> None:
+def _warn_short(
+    task: str, model: str, position: int, bounds: tuple[int, int], minimum: int
+) -> None:
     if (task, model, position) in _warned:
         return
     _warned.add((task, model, position))
+    low, high = bounds
+    size = f"{low}" if low == high else f"~{low}-{min(high, minimum - 1)}"
+    shortfall = (
+        f"{minimum - low}" if low == high else f"at least {minimum - min(high, minimum - 1)}"
+    )
     log.warning(
-        "task %r marks a prefix of ~%d tokens for caching (mark %d), %d short of %s's minimum "
+        "task %r marks a prefix of %s tokens for caching (mark %d), %s short of %s's minimum "
         "of %d tokens: not cached (the mark is dropped)",
-        task, size, position + 1, minimum - size, model, minimum,
+        task, size, position + 1, shortfall, model, minimum,
     )  # fmt: skip

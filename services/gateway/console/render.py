@@ -70,7 +70,8 @@ def answer(reply: ChatReply) -> list[Any]:
     """R42's answer: markdown text, then the sources and markers."""
     parts: list[Any] = [Panel(Markdown(reply.text or "…"), title="R42", title_align="left")]
     if reply.sources:
-        parts.append(Text("Bronnen: " + " · ".join(s.label for s in reply.sources), style="dim"))
+        labels = " · ".join(s.label for s in reply.sources)
+        parts.append(Text(f"{reply.sources_label}: {labels}", style="dim"))
     if reply.offline:
         parts.append(Text("offline-modus: een voorbeeldantwoord zonder taalmodel", style="dim"))
     if reply.error_ref:

@@ -5,15 +5,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from services.gateway.core.audit import audit
 from services.gateway.core.context import CoreContext, new_request_id
 from services.gateway.core.models import Leaderboards
 from services.gateway.core.week import QUIZ_RPC_TIMEOUT_S, leaderboards
 from shared.bus import QuizAnswered, QuizRequested, derived_event_id, request
-from shared.bus.quiz_rpc import QUIZ_STOP_SUBJECT, QuizStopReply, QuizStopRequest
+from shared.bus.quiz_rpc import (
+    QUIZ_BANK_SUBJECT,
+    QUIZ_STOP_SUBJECT,
+    BankRegenerateReply,
+    BankRegenerateRequest,
+    QuizStopReply,
+    QuizStopRequest,
+)
 from shared.errors import BadInputError
-from shared.store import QuizAttempt, iso_week
+from shared.store import AuditSurface, QuizAttempt, iso_week
 
 LETTERS = "ABCDEFGH"
+BANK_TIMEOUT_S = 600.0  # one model call for a batch, with its retries
 
 
 @dataclass(frozen=True)
@@ -67,6 +76,31 @@ class QuizCalls:
             response_model=QuizStopReply, timeout=QUIZ_RPC_TIMEOUT_S, namespace=self.ctx.namespace,
         )  # fmt: skip
         return reply.stopped
+
+    async def regenerate_bank(
+        self, *, user_id: str, topic_id: str, surface: AuditSurface
+    ) -> BankRegenerateReply:
+        """Replace a topic's quiz bank (admins only: checked here and by the quiz service).
+
+        Every attempt is audited: a refusal, a batch the quality gate rejected, a new bank.
+        """
+        ctx = self.ctx
+        if not ctx.is_admin(user_id):
+            await audit(ctx, actor=user_id, action="quiz.bank_regenerate", target=topic_id,
+                        allowed=False, surface=surface, after={"outcome": "refused"})  # fmt: skip
+            return BankRegenerateReply(status="forbidden")
+        try:
+            req = BankRegenerateRequest(user_id=user_id, topic_id=topic_id)
+        except ValueError:
+            raise BadInputError("dit onderwerp is ongeldig") from None
+        reply = await request(
+            ctx.broker, QUIZ_BANK_SUBJECT, req, response_model=BankRegenerateReply,
+            timeout=BANK_TIMEOUT_S, namespace=ctx.namespace,
+        )  # fmt: skip
+        await audit(ctx, actor=user_id, action="quiz.bank_regenerate", target=topic_id,
+                    allowed=reply.status != "forbidden", surface=surface,
+                    after=reply.model_dump())  # fmt: skip
+        return reply
 
     async def start(self, *, user_id: str, reply_to: dict[str, Any]) -> QuizRequested:
         """Ask for this week's quiz; quiz.ready brings the first question."""

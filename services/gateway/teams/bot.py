@@ -21,7 +21,7 @@ from microsoft_agents.activity import (
 from microsoft_agents.hosting.core import TurnContext
 from microsoft_agents.hosting.teams import TeamsActivityHandler
 
-from services.gateway.teams import cards, flows_chat, flows_learn, uploads, views
+from services.gateway.teams import cards, flows_chat, flows_learn, flows_review, uploads, views
 from services.gateway.teams.surface import (
     TeamsGateway,
     conversation_key,
@@ -177,7 +177,9 @@ class R42TeamsBot(TeamsActivityHandler):
                 self.gw, user=user, data=data, answer_text=_card_text(activity)
             )
         elif verb == views.VERB_REVIEW:
-            result = await flows_chat.review(self.gw, user=user, data=data)
+            result = await flows_review.review(
+                self.gw, user=user, data=data, ref=ref, card_activity=activity.reply_to_id
+            )
         else:
             log.warning("unknown card verb %r from %s", verb[:60], user)
             result = cards.invoke_message("Deze knop ken ik niet.")

@@ -13,10 +13,9 @@ from typing import Any
 from microsoft_agents.activity import ConversationReference
 
 from services.gateway.core.text import SOURCE_STATUS_NL, dutch
-from services.gateway.teams import cards, views
+from services.gateway.teams import cards, flows_review, views
 from services.gateway.teams.core import user_message
 from services.gateway.teams.surface import TeamsGateway, conversation_key
-from shared.bus import KbDelta
 
 log = logging.getLogger(__name__)
 
@@ -95,77 +94,8 @@ async def proposal(
     if result.status in ("not_found", "already_decided"):
         return cards.invoke_message(views.PROPOSAL_OUTCOMES[result.status])
     if result.status == "pending_review" and result.suggestion_id:
-        gw.background.spawn(send_review(gw, result.suggestion_id), name="teams-review")
+        gw.background.spawn(flows_review.send_review(gw, result.suggestion_id), name="teams-review")
     return cards.invoke_card(views.proposal_outcome_card(answer_text, result.status))
-
-
-async def send_review(gw: TeamsGateway, suggestion_id: str) -> None:
-    """An Approve / Reject card in every admin's personal chat with the bot."""
-    suggestion = await gw.client.reviews.get(suggestion_id)
-    if suggestion is None:
-        log.warning("suggestion %s vanished before review", suggestion_id)
-        return
-    card = views.review_card(
-        suggestion_id=suggestion.id,
-        delta=KbDelta.model_validate(suggestion.delta),
-        proposed_by=suggestion.proposed_by,
-        summary=str(suggestion.context.get("summary", "")),
-    )
-    sent = 0
-    for admin in sorted(gw.client.admins):
-        ref = await gw.refs.personal(admin)
-        if ref is None:
-            continue  # an admin who never opened a chat with the bot (Slack admins too)
-        await gw.post(ref, card, summary="Voorstel voor de kennisgraaf")
-        sent += 1
-    if not sent:
-        log.warning(
-            "suggestion %s waits for review; no admin has a Teams chat with the bot", suggestion.id
-        )
-
-
-async def review(gw: TeamsGateway, *, user: str, data: dict[str, Any]) -> dict[str, Any]:
-    """Approve / Reject, authorised here against the admin list; the proposer hears the outcome."""
-    suggestion_id, approve = data.get("s"), data.get("ok")
-    if not isinstance(suggestion_id, str) or not isinstance(approve, bool):
-        return cards.invoke_message("Deze knop is ongeldig.")
-    decision = await gw.client.reviews.decide(
-        suggestion_id=suggestion_id, user_id=user, approve=approve, surface="teams"
-    )
-    if decision.status == "forbidden":
-        log.warning("non-admin %s tried to decide suggestion %s", user, suggestion_id)
-        return cards.invoke_message("Alleen beheerders kunnen voorstellen beoordelen.")
-    if decision.status == "not_found":
-        return cards.invoke_message("Dit voorstel bestaat niet (meer).")
-    if decision.decision is None or decision.decided_by is None:
-        return cards.invoke_message(
-            "Over dit voorstel is net al besloten door een andere beheerder."
-        )
-    summary = str(decision.suggestion.context.get("summary", "")) if decision.suggestion else ""
-    if decision.status == "decided" and decision.suggestion is not None:
-        gw.background.spawn(
-            tell_proposer(
-                gw,
-                proposer=decision.suggestion.proposed_by,
-                approved=decision.approved,
-                summary=summary,
-            ),
-            name="teams-proposer",
-        )
-    return cards.invoke_card(
-        views.review_outcome_card(
-            approved=decision.approved, decided_by=decision.decided_by, summary=summary
-        )
-    )
-
-
-async def tell_proposer(gw: TeamsGateway, *, proposer: str, approved: bool, summary: str) -> None:
-    """The proposer's personal chat gets the decision."""
-    ref = await gw.refs.personal(proposer)
-    if ref is None:
-        return
-    verdict = "goedgekeurd" if approved else "afgewezen"
-    await gw.notify(ref, f"Je voorstel is {verdict}: {summary or 'wijziging in de kennisgraaf'}")
 
 
 async def admin_command(

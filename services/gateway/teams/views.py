@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from services.gateway.core.text import (
@@ -21,7 +22,7 @@ from services.gateway.teams.cards import (
     text,
     truncate,
 )
-from shared.bus import ChatReply, KbDelta
+from shared.bus import ChatReply, KbDelta, KbDeltaApplied
 
 VERB_FEEDBACK = "feedback"
 VERB_PROPOSAL = "proposal"
@@ -61,7 +62,9 @@ def answer_card(reply: ChatReply, *, turn_id: str) -> Card:
     body: list[Element] = [text(reply.text or "…")]
     if reply.sources:
         labels = ", ".join(s.label for s in reply.sources[:12])
-        body.append(text(f"Bronnen: {truncate(labels, 900)}", subtle=True, size="Small"))
+        body.append(
+            text(f"{reply.sources_label}: {truncate(labels, 900)}", subtle=True, size="Small")
+        )
     if reply.offline:
         body.append(text("Offline antwoord (geen taalmodel ingesteld)", subtle=True, size="Small"))
     if reply.truncated_input:
@@ -124,16 +127,53 @@ def review_card(*, suggestion_id: str, delta: KbDelta, proposed_by: str, summary
     return card(body, actions=actions)
 
 
-def review_outcome_card(*, approved: bool, decided_by: str, summary: str = "") -> Card:
-    """The review card after a decision."""
-    verdict = "Goedgekeurd" if approved else "Afgewezen"
-    return card(
-        [
-            heading("Voorstel voor de kennisgraaf"),
-            text(summary or " "),
-            text(f"{verdict} door {decided_by}"),
-        ]
+def _when(at: datetime) -> str:
+    return at.astimezone(UTC).strftime("%H:%M UTC")
+
+
+def _review_state(line: str, summary: str) -> Card:
+    return card([heading("Voorstel voor de kennisgraaf"), text(summary or " "), text(line)])
+
+
+def review_working_card(*, approve: bool, decided_by: str, at: datetime, summary: str) -> Card:
+    """The clicked card until the KG owner reports: the decision, nothing claimed as done."""
+    what = "goedkeuring" if approve else "afwijzing"
+    return _review_state(
+        f"{decided_by} gaf de {what} om {_when(at)}; de kennisgraaf wordt verwerkt…", summary
     )
+
+
+def review_queued_card(*, approve: bool, decided_by: str, at: datetime, summary: str) -> Card:
+    """No report in time: the decision waits in the queue."""
+    what = "goedkeuring" if approve else "afwijzing"
+    return _review_state(
+        f"De {what} van {decided_by} ({_when(at)}) staat in de wachtrij: de kennisgraaf heeft "
+        "het nog niet verwerkt. Kijk later bij **suggestions**.",
+        summary,
+    )
+
+
+def report_line(report: KbDeltaApplied | None) -> str:
+    """What the KG owner did with a decision, in one line."""
+    if report is None:
+        return "het besluit staat in de wachtrij; de kennisgraaf heeft het nog niet verwerkt."
+    by = report.decided_by
+    if report.outcome == "applied":
+        parts = [f"{report.topics} onderwerp(en)" if report.topics else "",
+                 f"{report.relations} relatie(s)" if report.relations else ""]  # fmt: skip
+        return f"goedgekeurd door {by}; toegevoegd: {', '.join(p for p in parts if p)}."
+    if report.outcome == "nothing_to_apply":
+        return f"goedgekeurd door {by}; alles stond al in de kennisgraaf."
+    if report.outcome == "rejected":
+        return f"afgewezen door {by}."
+    error = truncate(report.error or "onbekende fout", 1500)
+    return f"het besluit van {by} kon niet worden toegepast: {error}"
+
+
+def review_report_card(report: KbDeltaApplied, *, at: datetime, summary: str) -> Card:
+    """The clicked card once the KG owner reported (applied, nothing new, rejected, failed)."""
+    line = report_line(report)
+    return _review_state(f"{line[:1].upper()}{line[1:]} ({_when(at)})", summary)
 
 
 def leaderboard_card(boards: Any) -> Card:

@@ -207,7 +207,7 @@ async def test_an_injected_instruction_cannot_delete_anything(
     await ingest(store, source_id)
     assert await store.topics.ids() == before
     body = fake_anthropic.requests[0].body
-    assert "disregard" in body["system"]
+    assert "disregard" in body["system"][0]["text"]  # one system block (marked for caching)
     assert "<document" in user_text(body) and "delete all topics" in user_text(body)
     schema = body["tools"][0]["input_schema"]
     assert set(schema["properties"]) == {"topics", "relations"}

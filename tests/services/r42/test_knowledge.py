@@ -86,7 +86,9 @@ async def test_kb_updated_is_applied_without_reading_the_whole_store(
     )
     await store.topics.delete_many(["radicale-transparantie"])
     cache.update(_updated(["fietsregeling", "verlof", "declaraties"], ["radicale-transparantie"]))
-    assert cache.current is first  # applied in the background; a turn now waits for it
+    assert cache.current is first  # applied in the background
+    assert await cache.get() is first  # a turn meanwhile answers from the previous snapshot
+    await cache.settled()
     second = await cache.get()
     assert second is not first and cache.current is second
     assert "radicale-transparantie" not in second.topics
@@ -103,6 +105,19 @@ async def test_kb_updated_is_applied_without_reading_the_whole_store(
     assert second.labels["fietsregeling"] == "fietsregeling"
     # The first snapshot is untouched: a turn holding it sees one version throughout.
     assert "radicale-transparantie" in first.topics and "fietsregeling" not in first.topics
+    await cache.aclose()
+
+
+async def test_only_an_empty_snapshot_waits_for_an_update_in_flight(store: Store) -> None:
+    cache = KbCache(store)
+    known = [topic.id for topic in await store.topics.list()]
+    await store.topics.delete_many(known)
+    empty = await cache.get()
+    assert not empty.topics
+    await store.topics.upsert_many([Topic(id="nieuw", label="Nieuw", type="concept")])
+    cache.update(_updated(["nieuw"]))
+    # Nothing to answer from: this turn waits for the update (and gets it).
+    assert "nieuw" in (await cache.get()).topics
     await cache.aclose()
 
 

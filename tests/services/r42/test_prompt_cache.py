@@ -12,9 +12,10 @@ from evals.kb import load_handbook
 from services.r42.knowledge import KbCache
 from services.r42.turn import chat_turn
 from shared.bus import ChatRequest
-from shared.llm import LLMRuntime
-from shared.llm.caching import estimate_tokens, min_cacheable_tokens
+from shared.llm import LLMRuntime, MemorySink
+from shared.llm.caching import min_cacheable_tokens
 from shared.store import Store, open_store
+from tests.fakes.anthropic_cache import count_tokens
 from tests.fakes.anthropic_server import FakeAnthropic, text_reply
 
 
@@ -27,13 +28,10 @@ async def handbook(tmp_path: Path) -> AsyncIterator[Store]:
 
 
 def _cached_prefix(body: dict[str, Any]) -> tuple[str, int]:
-    """The request's text up to its first cache mark (the KB catalogue) and its token estimate."""
-    blocks = [*body["tools"], *body["system"]]
-    last = min(i for i, block in enumerate(blocks) if block.get("cache_control"))
-    prefix = blocks[: last + 1]
-    text = "".join(str(block) for block in prefix)
-    tokens = sum(estimate_tokens(b if "text" not in b else b["text"]) for b in prefix)
-    return text, tokens
+    """The request up to its first cache mark (the KB catalogue) and its tokens (the fake's)."""
+    first = min(i for i, block in enumerate(body["system"]) if block.get("cache_control"))
+    prefix = {"model": body["model"], "tools": body["tools"], "system": body["system"][: first + 1]}
+    return str(prefix), count_tokens({**prefix, "messages": []})
 
 
 async def test_second_turn_reuses_a_cacheable_prefix_and_a_topic_change_busts_it(
@@ -54,6 +52,12 @@ async def test_second_turn_reuses_a_cacheable_prefix_and_a_topic_change_busts_it
         prefix, tokens = _cached_prefix(second.body)
         assert tokens >= minimum, (tokens, minimum)  # the API will really cache it
         assert _cached_prefix(first.body)[0] == prefix  # ... and the second turn reads it
+        assert isinstance(fake_llm.sink, MemorySink)
+        written, read = fake_llm.sink.records[:2]
+        assert (
+            written.cache_creation_input_tokens >= tokens and written.cache_read_input_tokens == 0
+        )
+        assert read.cache_read_input_tokens >= tokens  # the usage the fake API reported
         # The question-specific context and the user come after the cached prefix.
         assert "Hoeveel vakantiedagen" not in prefix and "Ann" not in prefix
 
@@ -65,5 +69,7 @@ async def test_second_turn_reuses_a_cacheable_prefix_and_a_topic_change_busts_it
         await chat_turn(store=handbook, kb=kb, request=ask("Hoeveel vakantiedagen heb ik?"))
         third = fake_anthropic.requests[2]
         assert _cached_prefix(third.body)[0] != prefix  # a changed topic busts the cache
+        busted = fake_llm.sink.records[2]
+        assert busted.cache_read_input_tokens == 0 and busted.cache_creation_input_tokens >= tokens
     finally:
         await kb.aclose()

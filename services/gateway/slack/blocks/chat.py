@@ -69,7 +69,7 @@ def answer_tail(reply: ChatReply, *, turn_id: str) -> Blocks:
     tail: Blocks = []
     if reply.sources:
         labels = " · ".join(escape(s.label) for s in reply.sources[:20])
-        tail.append(context(f":books: Bronnen: {labels}"))
+        tail.append(context(f":books: {reply.sources_label}: {labels}"))
     if reply.offline:
         tail.append(
             context(":electric_plug: offline-modus: een voorbeeldantwoord zonder taalmodel")

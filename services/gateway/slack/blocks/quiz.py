@@ -19,6 +19,7 @@ from services.gateway.slack.blocks.kit import (
     section,
     truncate,
 )
+from shared.bus.quiz_rpc import BankRegenerateReply
 from shared.store import LeaderboardEntry
 
 MEDALS = {1: ":first_place_medal:", 2: ":second_place_medal:", 3: ":third_place_medal:"}
@@ -134,3 +135,31 @@ def leaderboard_blocks(
         section(f"*Deze week ({escape(week)})*\n{ranking_text(weekly, me=me)}"),
         section(f"*Aller tijden*\n{ranking_text(all_time, me=me)}"),
     ]
+
+
+# -- an admin's "Quizbank opnieuw maken" on the topic card --------------------------------
+
+BANK_WORKING = ":hourglass_flowing_sand: De quizbank van `{topic}` wordt opnieuw gemaakt…"
+
+
+def bank_outcome_blocks(topic_id: str, reply: BankRegenerateReply) -> tuple[Blocks, str]:
+    """What came of a regeneration: the new bank, or the gate's reason with a Retry button."""
+    topic = escape(topic_id)
+    if reply.status == "ok":
+        text = (
+            f":white_check_mark: Nieuwe quizbank voor `{topic}`: {reply.added} nieuwe "
+            f"vraag/vragen, {reply.removed} oude verwijderd; de bank telt nu {reply.size}."
+        )
+        return [section(text)], text
+    if reply.status == "rejected":
+        text = (f":warning: De kwaliteitscontrole keurde de nieuwe vragen voor `{topic}` af; de "
+                f"quizbank bleef zoals hij was ({reply.size} vragen). Reden: "
+                f"`{escape(truncate(reply.reason or 'onbekend', 1500))}`")  # fmt: skip
+        retry = button("Opnieuw proberen", ids.QUIZ_BANK, topic_id, style="primary")
+        return [section(text), ActionsBlock(elements=[retry]).to_dict()], text
+    text = (
+        "Alleen beheerders kunnen een quizbank opnieuw maken."
+        if reply.status == "forbidden"
+        else f"Het onderwerp `{topic}` bestaat niet (meer)."
+    )
+    return [section(text)], text

@@ -17,6 +17,7 @@ from slack_sdk.models.blocks import (
 from slack_sdk.models.views import View
 
 from services.gateway.core.topics import DeleteImpact
+from services.gateway.slack import ids
 from services.gateway.slack.blocks.kit import (
     SAFE_SECTION_TEXT,
     Blocks,
@@ -105,6 +106,7 @@ def card_blocks(card: TopicCard, *, admin: bool, picture_note: str = "") -> Bloc
         ]
         if card.relations:
             elements.append(button("Relatie verwijderen", UNRELATE, t.id))
+        elements.append(button("Quizbank opnieuw maken", ids.QUIZ_BANK, t.id))
         elements.append(button("Verwijderen", DELETE, t.id, style="danger"))
         blocks.append(ActionsBlock(block_id=ACTIONS_BLOCK, elements=elements).to_dict())
     return blocks

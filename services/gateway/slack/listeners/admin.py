@@ -13,7 +13,7 @@ from services.gateway.slack.gateway import SlackGateway
 from services.gateway.slack.listeners.interactions import (
     action_value,
     checked,
-    interaction_reply,
+    on_click,
     respond_fn,
     text_input,
     user_of,
@@ -101,27 +101,19 @@ def ingest_errors(*, name: str, text: str, sync: bool, admin: bool) -> dict[str,
 
 
 def _register_buttons(app: AsyncApp, gw: SlackGateway) -> None:
-    bg = gw.background
-
-    @app.action(ids.SOURCE_CANCEL_RE)
-    async def cancel(ack: Any, body: dict[str, Any], respond: Any) -> None:
-        await ack()
-        bg.spawn(
-            admin.cancel_source(
-                gw,
-                user=user_of(body),
-                source_id=action_value(body)[1],
-                reply=interaction_reply(gw, body, respond),
-            ),
-            name="cancel",
-        )
-
-    @app.action(ids.GRAPH_FOLLOW_RE)
-    async def follow(ack: Any, body: dict[str, Any], respond: Any) -> None:
-        await ack()
-        bg.spawn(
-            admin.graph_follow(
-                gw, topic_id=action_value(body)[1], reply=interaction_reply(gw, body, respond)
-            ),
-            name="graph",
-        )
+    on_click(
+        app,
+        gw,
+        ids.SOURCE_CANCEL_RE,
+        lambda body, reply: admin.cancel_source(
+            gw, user=user_of(body), source_id=action_value(body)[1], reply=reply
+        ),
+        name="cancel",
+    )
+    on_click(
+        app,
+        gw,
+        ids.GRAPH_FOLLOW_RE,
+        lambda body, reply: admin.graph_follow(gw, topic_id=action_value(body)[1], reply=reply),
+        name="graph",
+    )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
@@ -13,12 +12,12 @@ from services.gateway.slack import ids
 from services.gateway.slack.blocks import chat as bc
 from services.gateway.slack.blocks.kit import notice_blocks, strip_mentions
 from services.gateway.slack.flows import chat, reviews, uploads
-from services.gateway.slack.gateway import SlackGateway
+from services.gateway.slack.gateway import Reply, SlackGateway
 from services.gateway.slack.listeners.interactions import (
     action_value,
     container,
-    interaction_reply,
     message_blocks,
+    on_click,
     text_input,
     user_of,
 )
@@ -78,29 +77,23 @@ def _register_messages(app: AsyncApp, gw: SlackGateway) -> None:
 def _register_buttons(app: AsyncApp, gw: SlackGateway) -> None:
     bg = gw.background
 
-    @app.action(ids.FEEDBACK)
-    async def feedback(ack: Any, body: dict[str, Any], respond: Any) -> None:
-        await ack()
+    async def feedback(body: dict[str, Any], reply: Reply) -> None:
         vote = bc.parse_feedback(action_value(body)[1])
         if vote is None:
             log.warning("malformed feedback value from %s", user_of(body))
             return
         positive, turn_id = vote
         if not positive and body.get("trigger_id"):  # the trigger expires in 3 s: open first
-            modal = bc.feedback_modal(turn_id=turn_id)
-            bg.spawn(gw.api.open_view(str(body["trigger_id"]), modal), name="feedback-modal")
-        bg.spawn(
-            chat.feedback(
-                gw,
-                user=user_of(body),
-                turn_id=turn_id,
-                where=container(body)[0],
-                positive=positive,
-                blocks=message_blocks(body),
-                reply=interaction_reply(gw, body, respond),
-            ),
-            name="feedback",
-        )
+            try:
+                await gw.api.open_view(str(body["trigger_id"]), bc.feedback_modal(turn_id=turn_id))
+            except Exception as exc:  # the vote counts without a reason too
+                log.info("feedback modal not opened for %s: %s", user_of(body), exc)
+        await chat.feedback(
+            gw, user=user_of(body), turn_id=turn_id, where=container(body)[0],
+            positive=positive, blocks=message_blocks(body), reply=reply,
+        )  # fmt: skip
+
+    on_click(app, gw, ids.FEEDBACK, feedback, name="feedback")
 
     @app.view(ids.FEEDBACK_VIEW)
     async def feedback_reason(ack: Any, body: dict[str, Any], view: dict[str, Any]) -> None:
@@ -116,47 +109,28 @@ def _register_buttons(app: AsyncApp, gw: SlackGateway) -> None:
             name="feedback-reason",
         )
 
-    @app.action(re.compile(f"^({ids.CLEAR_CONFIRM}|{ids.CLEAR_CANCEL})$"))
-    async def clear(ack: Any, body: dict[str, Any], respond: Any) -> None:
-        await ack()
+    async def clear(body: dict[str, Any], reply: Reply) -> None:
         action_id, conversation = action_value(body)
-        reply = interaction_reply(gw, body, respond)
         if action_id == ids.CLEAR_CANCEL:
-            bg.spawn(reply.update(notice_blocks("Niets gewist."), "Niets gewist."), name="clear")
-            return
-        bg.spawn(
-            chat.clear_confirmed(gw, user=user_of(body), conversation=conversation, reply=reply),
-            name="clear",
-        )
+            await reply.update(notice_blocks("Niets gewist."), "Niets gewist.")
+        else:
+            await chat.clear_confirmed(gw, user=user_of(body), conversation=conversation,
+                                       reply=reply)  # fmt: skip
 
-    @app.action(re.compile(f"^({ids.PROPOSAL_YES}|{ids.PROPOSAL_NO})$"))
-    async def proposal(ack: Any, body: dict[str, Any], respond: Any) -> None:
-        await ack()
+    async def proposal(body: dict[str, Any], reply: Reply) -> None:
         action_id, value = action_value(body)
-        bg.spawn(
-            reviews.proposal_click(
-                gw,
-                user=user_of(body),
-                proposal_id=value,
-                accept=action_id == ids.PROPOSAL_YES,
-                blocks=message_blocks(body),
-                reply=interaction_reply(gw, body, respond),
-            ),
-            name="proposal",
-        )
+        await reviews.proposal_click(gw, user=user_of(body), proposal_id=value,
+                                     accept=action_id == ids.PROPOSAL_YES,
+                                     blocks=message_blocks(body), reply=reply)  # fmt: skip
 
-    @app.action(re.compile(f"^({ids.SUGGESTION_APPROVE}|{ids.SUGGESTION_REJECT})$"))
-    async def review(ack: Any, body: dict[str, Any], respond: Any) -> None:
-        await ack()
+    async def review(body: dict[str, Any], reply: Reply) -> None:
         action_id, value = action_value(body)
-        bg.spawn(
-            reviews.review_click(
-                gw,
-                user=user_of(body),
-                value=value,
-                approve=action_id == ids.SUGGESTION_APPROVE,
-                blocks=message_blocks(body),
-                reply=interaction_reply(gw, body, respond),
-            ),
-            name="review",
-        )
+        await reviews.review_click(gw, user=user_of(body), value=value,
+                                   approve=action_id == ids.SUGGESTION_APPROVE,
+                                   blocks=message_blocks(body), reply=reply)  # fmt: skip
+
+    on_click(app, gw, ids.matching(ids.CLEAR_CONFIRM, ids.CLEAR_CANCEL), clear, name="clear")
+    on_click(app, gw, ids.matching(ids.PROPOSAL_YES, ids.PROPOSAL_NO), proposal, name="proposal")
+    on_click(
+        app, gw, ids.matching(ids.SUGGESTION_APPROVE, ids.SUGGESTION_REJECT), review, name="review"
+    )

@@ -12,7 +12,7 @@ from services.gateway.slack.flows import curriculum
 from services.gateway.slack.gateway import SlackGateway
 from services.gateway.slack.listeners.interactions import (
     container,
-    interaction_reply,
+    on_click,
     text_input,
     user_of,
 )
@@ -22,27 +22,26 @@ def register(app: AsyncApp, gw: SlackGateway) -> None:
     """The /r42 curriculum buttons and modal."""
     bg = gw.background
 
-    @app.action(ids.CURRICULUM_EDIT)
-    async def edit(ack: Any, body: dict[str, Any], respond: Any) -> None:
-        await ack()
-        bg.spawn(
-            curriculum.open_editor(
-                gw,
-                user=user_of(body),
-                trigger_id=str(body.get("trigger_id") or ""),
-                channel=container(body)[0],
-                reply=interaction_reply(gw, body, respond),
-            ),
-            name="curriculum-edit",
-        )
-
-    @app.action(ids.CURRICULUM_CLEAR)
-    async def clear(ack: Any, body: dict[str, Any], respond: Any) -> None:
-        await ack()
-        bg.spawn(
-            curriculum.clear(gw, user=user_of(body), reply=interaction_reply(gw, body, respond)),
-            name="curriculum-clear",
-        )
+    on_click(
+        app,
+        gw,
+        ids.CURRICULUM_EDIT,
+        lambda body, reply: curriculum.open_editor(
+            gw,
+            user=user_of(body),
+            trigger_id=str(body.get("trigger_id") or ""),
+            channel=container(body)[0],
+            reply=reply,
+        ),
+        name="curriculum-edit",
+    )
+    on_click(
+        app,
+        gw,
+        ids.CURRICULUM_CLEAR,
+        lambda body, reply: curriculum.clear(gw, user=user_of(body), reply=reply),
+        name="curriculum-clear",
+    )
 
     @app.view(ids.CURRICULUM_VIEW)
     async def submit(ack: Any, body: dict[str, Any], view: dict[str, Any]) -> None:

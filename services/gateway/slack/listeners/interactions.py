@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Coroutine
 from typing import Any
+
+from slack_bolt.async_app import AsyncApp
 
 from services.gateway.slack.api import Blocks
 from services.gateway.slack.blocks.kit import check_blocks
@@ -72,3 +76,18 @@ def checked(view: dict[str, Any], block: str, action: str) -> set[str]:
     values = (view.get("state") or {}).get("values") or {}
     chosen = ((values.get(block) or {}).get(action) or {}).get("selected_options") or []
     return {str(o.get("value")) for o in chosen if isinstance(o, dict)}
+
+
+ClickFlow = Callable[[dict[str, Any], Reply], Coroutine[Any, Any, None]]
+
+
+def on_click(
+    app: AsyncApp, gw: SlackGateway, action_id: str | re.Pattern[str], flow: ClickFlow, *, name: str
+) -> None:
+    """A button: ack at once, then `flow(body, reply)` runs in the background."""
+
+    async def clicked(ack: Any, body: dict[str, Any], respond: Any) -> None:
+        await ack()
+        gw.background.spawn(flow(body, interaction_reply(gw, body, respond)), name=name)
+
+    app.action(action_id)(clicked)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
@@ -13,11 +12,11 @@ from services.gateway.core.learning import parse_learn
 from services.gateway.slack import ids
 from services.gateway.slack.blocks import learn as bl
 from services.gateway.slack.flows import learn
-from services.gateway.slack.gateway import SlackGateway
+from services.gateway.slack.gateway import Reply, SlackGateway
 from services.gateway.slack.listeners.interactions import (
     action_value,
     container,
-    interaction_reply,
+    on_click,
     text_input,
     user_of,
 )
@@ -48,56 +47,40 @@ def _register_command(app: AsyncApp, gw: SlackGateway) -> None:
 
 
 def _register_buttons(app: AsyncApp, gw: SlackGateway) -> None:
-    bg = gw.background
-
-    @app.action(re.compile(f"^({ids.SLIDE_PREV}|{ids.SLIDE_NEXT})$"))
-    async def slide(ack: Any, body: dict[str, Any]) -> None:
-        await ack()
+    async def slide(body: dict[str, Any], _reply: Reply) -> None:
         target = bl.parse_slide_value(action_value(body)[1])
         channel, ts, _ = container(body)
         if target is None or not channel or not ts:
             log.warning("malformed slide navigation from %s", user_of(body))
             return
-        bg.spawn(
-            learn.show_content(
-                gw,
-                channel=channel,
-                ts=ts,
-                user=user_of(body),
-                topic_id=target[0],
-                kind="slides",
-                week="",
-                slide=target[1],
-            ),
-            name="slide",
-        )
+        topic_id, slide_no = target
+        await learn.show_content(
+            gw, channel=channel, ts=ts, user=user_of(body), topic_id=topic_id, kind="slides",
+            week="", slide=slide_no,
+        )  # fmt: skip
 
-    @app.action(ids.LEARN_RE)
-    async def learn_kind(ack: Any, body: dict[str, Any]) -> None:
-        await ack()
+    async def learn_kind(body: dict[str, Any], _reply: Reply) -> None:
         action_id, topic_id = action_value(body)
         kind = bl.content_kind(action_id.removeprefix(ids.LEARN_PREFIX))
-        if kind is None:
-            return
-        bg.spawn(
-            learn.learn(gw, user=user_of(body), kind=kind, topic_id=topic_id or None),
-            name="learn-kind",
-        )
+        if kind is not None:
+            await learn.learn(gw, user=user_of(body), kind=kind, topic_id=topic_id or None)
+
+    on_click(app, gw, ids.matching(ids.SLIDE_PREV, ids.SLIDE_NEXT), slide, name="slide")
+    on_click(app, gw, ids.LEARN_RE, learn_kind, name="learn-kind")
 
 
 def _register_refine(app: AsyncApp, gw: SlackGateway) -> None:
     bg = gw.background
 
-    @app.action(ids.REFINE_OPEN)
-    async def refine_open(ack: Any, body: dict[str, Any], respond: Any) -> None:
-        await ack()
+    async def refine_open(body: dict[str, Any], reply: Reply) -> None:
         user, (_, topic_id) = user_of(body), action_value(body)
         if not gw.client.is_admin(user):
-            reply = interaction_reply(gw, body, respond)
-            bg.spawn(reply.private("Alleen beheerders kunnen artikelen verfijnen."), name="refine")
+            await reply.private("Alleen beheerders kunnen artikelen verfijnen.")
             return
         view = bl.refine_modal(topic_id=topic_id, channel=container(body)[0])
-        bg.spawn(gw.api.open_view(str(body.get("trigger_id", "")), view), name="refine-open")
+        await gw.api.open_view(str(body.get("trigger_id", "")), view)
+
+    on_click(app, gw, ids.REFINE_OPEN, refine_open, name="refine-open")
 
     @app.view(ids.REFINE_VIEW)
     async def refine(ack: Any, body: dict[str, Any], view: dict[str, Any]) -> None:

@@ -7,12 +7,13 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 
 from services.gateway.slack import ids
-from services.gateway.slack.flows import quiz
-from services.gateway.slack.gateway import SlackGateway
+from services.gateway.slack.flows import quiz, quiz_bank
+from services.gateway.slack.gateway import Reply, SlackGateway
 from services.gateway.slack.listeners.interactions import (
     action_value,
     container,
     message_blocks,
+    on_click,
     respond_fn,
     user_of,
 )
@@ -49,23 +50,19 @@ def register(app: AsyncApp, gw: SlackGateway) -> None:
             name="leaderboard",
         )
 
-    @app.action(ids.QUIZ_ANSWER_RE)
-    async def quiz_answer(ack: Any, body: dict[str, Any]) -> None:
-        await ack()
+    async def quiz_answer(body: dict[str, Any], _reply: Reply) -> None:
         channel, ts, _ = container(body)
-        bg.spawn(
-            quiz.answer(
-                gw,
-                user=user_of(body),
-                value=action_value(body)[1],
-                channel=channel,
-                ts=ts,
-                message_blocks=message_blocks(body),
-            ),
-            name="quiz-answer",
-        )
+        await quiz.answer(gw, user=user_of(body), value=action_value(body)[1], channel=channel,
+                          ts=ts, message_blocks=message_blocks(body))  # fmt: skip
 
-    @app.action(ids.QUIZ_START)
-    async def quiz_start(ack: Any, body: dict[str, Any]) -> None:
-        await ack()
-        bg.spawn(quiz.start_quiz(gw, user=user_of(body)), name="quiz-start")
+    async def quiz_start(body: dict[str, Any], _reply: Reply) -> None:
+        await quiz.start_quiz(gw, user=user_of(body))
+
+    on_click(app, gw, ids.QUIZ_ANSWER_RE, quiz_answer, name="quiz-answer")
+    on_click(app, gw, ids.QUIZ_START, quiz_start, name="quiz-start")
+
+    async def bank(body: dict[str, Any], _reply: Reply) -> None:
+        await quiz_bank.regenerate_click(gw, user=user_of(body), topic_id=action_value(body)[1],
+                                         channel=container(body)[0])  # fmt: skip
+
+    on_click(app, gw, ids.QUIZ_BANK, bank, name="quiz-bank")

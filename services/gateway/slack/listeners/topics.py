@@ -7,14 +7,15 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 
+from services.gateway.slack import ids
 from services.gateway.slack.blocks import topics as bt
 from services.gateway.slack.flows import topics
-from services.gateway.slack.gateway import SlackGateway
+from services.gateway.slack.gateway import Reply, SlackGateway
 from services.gateway.slack.listeners.interactions import (
     action_value,
     checked,
     container,
-    interaction_reply,
+    on_click,
     text_input,
     user_of,
 )
@@ -59,52 +60,32 @@ def register(app: AsyncApp, gw: SlackGateway) -> None:
 
 
 def _register_buttons(app: AsyncApp, gw: SlackGateway) -> None:
-    bg = gw.background
+    async def modal_button(body: dict[str, Any], reply: Reply) -> None:
+        action_id, topic_id = action_value(body)
+        await topics.open_modal(gw, button=action_id, user=user_of(body), topic_id=topic_id,
+                                trigger_id=str(body.get("trigger_id") or ""),
+                                channel=container(body)[0], reply=reply)  # fmt: skip
 
-    for button_id in topics.MODALS:
+    async def card(body: dict[str, Any], reply: Reply) -> None:
+        await topics.card_to_dm(gw, user=user_of(body), topic_id=action_value(body)[1],
+                                reply=reply)  # fmt: skip
 
-        @app.action(button_id)
-        async def modal_button(ack: Any, body: dict[str, Any], respond: Any) -> None:
-            await ack()
-            action_id, topic_id = action_value(body)
-            bg.spawn(
-                topics.open_modal(gw, button=action_id, user=user_of(body), topic_id=topic_id,
-                                  trigger_id=str(body.get("trigger_id") or ""),
-                                  channel=container(body)[0],
-                                  reply=interaction_reply(gw, body, respond)),
-                name="topic-modal",
-            )  # fmt: skip
+    async def delete(body: dict[str, Any], reply: Reply) -> None:
+        await topics.delete_asked(gw, user=user_of(body), topic_id=action_value(body)[1],
+                                  reply=reply)  # fmt: skip
 
-    @app.action(bt.CARD)
-    async def card(ack: Any, body: dict[str, Any], respond: Any) -> None:
-        await ack()
-        bg.spawn(
-            topics.card_to_dm(gw, user=user_of(body), topic_id=action_value(body)[1],
-                              reply=interaction_reply(gw, body, respond)),
-            name="topic-card",
-        )  # fmt: skip
+    async def decided(body: dict[str, Any], reply: Reply) -> None:
+        action_id, topic_id = action_value(body)
+        confirmed = action_id == bt.DELETE_CONFIRM
+        await topics.delete_decided(gw, user=user_of(body), topic_id=topic_id,
+                                    confirmed=confirmed, reply=reply)  # fmt: skip
 
-    @app.action(bt.DELETE)
-    async def delete(ack: Any, body: dict[str, Any], respond: Any) -> None:
-        await ack()
-        bg.spawn(
-            topics.delete_asked(gw, user=user_of(body), topic_id=action_value(body)[1],
-                                reply=interaction_reply(gw, body, respond)),
-            name="topic-delete",
-        )  # fmt: skip
-
-    for decision in (bt.DELETE_CONFIRM, bt.DELETE_CANCEL):
-
-        @app.action(decision)
-        async def decided(ack: Any, body: dict[str, Any], respond: Any) -> None:
-            await ack()
-            action_id, topic_id = action_value(body)
-            bg.spawn(
-                topics.delete_decided(gw, user=user_of(body), topic_id=topic_id,
-                                      confirmed=action_id == bt.DELETE_CONFIRM,
-                                      reply=interaction_reply(gw, body, respond)),
-                name="topic-delete",
-            )  # fmt: skip
+    on_click(app, gw, ids.matching(*topics.MODALS), modal_button, name="topic-modal")
+    on_click(app, gw, bt.CARD, card, name="topic-card")
+    on_click(app, gw, bt.DELETE, delete, name="topic-delete")
+    on_click(
+        app, gw, ids.matching(bt.DELETE_CONFIRM, bt.DELETE_CANCEL), decided, name="topic-delete"
+    )
 
 
 def _register_modals(app: AsyncApp, gw: SlackGateway) -> None:

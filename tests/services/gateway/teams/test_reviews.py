@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from services.gateway.teams import flows_review
 from shared.bus import (
     ChatReply,
     ChatRequest,
     KbDelta,
+    KbDeltaApplied,
     KbDeltaDecided,
     Proposal,
     ProposalDecisionReply,
     ProposalDecisionRequest,
+    publish_event,
 )
 from shared.store import Suggestion
 from tests.services.gateway.conftest import R42Stub
@@ -49,19 +52,41 @@ async def test_a_non_admin_cannot_decide_and_an_admin_can(teams: Teams, r42: R42
     assert status == 200 and "Alleen beheerders" in str(body["value"])
     assert tap.of(KbDeltaDecided) == []
 
-    click = card_action(url, "review", data, reply_to_id="1:8", aad=ADMIN_AAD, name="Bea Beheer")
+    await flows_review.send_review(teams.gw, "sug-1")  # the card in the admin's chat
+    posted = await teams.connector.wait_for(
+        lambda c: (
+            c.conversation_id == personal_conversation(ADMIN_AAD) and "Goedkeuren" in c.card_text
+        ),
+        what="the review card",
+    )
+    card_id = posted.activity_id
+    click = card_action(url, "review", data, reply_to_id=card_id, aad=ADMIN_AAD, name="Bea Beheer")
     status, body = await teams.post(click)
     assert status == 200 and body["type"] == "application/vnd.microsoft.card.adaptive"
-    assert f"Goedgekeurd door {ADMIN_AAD}" in str(body["value"])
+    # Nothing is claimed as done before the KG owner applied it.
+    shown = str(body["value"])
+    assert "wordt verwerkt" in shown and "oedgekeurd" not in shown
     [decided] = await tap.wait(KbDeltaDecided)
     assert decided.decided_by == ADMIN_AAD and decided.decision == "approved"
+    assert not [c for c in teams.connector.calls if c.method == "PUT"]
+    await publish_event(  # the KG owner's report, as the extractor publishes it
+        teams.ctx.broker,
+        KbDeltaApplied.caused_by(decided, actor="extractor", suggestion_id="sug-1",
+                                 decision="approved", decided_by=ADMIN_AAD, proposed_by=USER_AAD,
+                                 outcome="applied", topics=1),
+        namespace=teams.namespace,
+    )  # fmt: skip
+    card = await teams.connector.wait_for(
+        lambda c: c.method == "PUT" and c.activity_id == card_id, what="the clicked card updated"
+    )
+    assert f"Goedgekeurd door {ADMIN_AAD}" in card.card_text and "1 onderwerp" in card.card_text
     told = await teams.connector.wait_for(
         lambda c: (
             c.conversation_id == personal_conversation(USER_AAD) and "goedgekeurd" in c.card_text
         ),
         what="the proposer's notice",
     )
-    assert "Buddy" in told.card_text
+    assert "Buddy" in told.card_text and "toegevoegd" in told.card_text
 
 
 async def test_a_proposal_chip_sends_a_review_card_to_the_admins(

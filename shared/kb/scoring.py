@@ -1,0 +1,184 @@
+"""BM25 top-k and query coverage: numpy for small KBs, compiled kernels for large ones.
+
+Both paths compute the same floating-point operations in the same order (scores add up
+term by term, posting by posting; ties break by rank), so they return identical results;
+tests/shared/kb/test_scoring_parity.py holds them to it. numba costs ~100 MB of memory and
+a second or more of import, which a KB the size of a handbook never pays back: it is
+imported only once an index reaches NUMBA_MIN_TOPICS topics.
+"""
+
+from __future__ import annotations
+
+import threading
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from shared.kb.postings import Postings
+
+K1, B = 1.2, 0.75
+TF_SCALE = 2.0
+NUMBA_MIN_TOPICS = 2000
+
+_scratch = threading.local()
+
+
+def compiled() -> ModuleType:
+    """The numba kernels (imported, and compiled or loaded from cache, on first use)."""
+    from shared.kb import kernels
+
+    return kernels
+
+
+def _buffers(n_docs: int) -> tuple[np.ndarray, np.ndarray]:
+    """This thread's zeroed score buffer and touched-topics buffer, at least n_docs long."""
+    scores: np.ndarray | None = getattr(_scratch, "scores", None)
+    if scores is None or len(scores) < n_docs:
+        size = max(n_docs, 1024)
+        _scratch.scores = scores = np.zeros(size, dtype=np.float64)
+        _scratch.touched = np.empty(size, dtype=np.int64)
+    touched: np.ndarray = _scratch.touched
+    return scores, touched
+
+
+def score_top(
+    postings: Postings, query: tuple[np.ndarray, np.ndarray], rank: np.ndarray,
+    named: np.ndarray, k: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """(top-k live topics, their scores, the named topics' scores); see kernels.score_top."""
+    cols, weights = query
+    p = postings
+    if p.n_docs >= NUMBA_MIN_TOPICS:
+        scores, touched = _buffers(p.n_docs)
+        result: tuple[np.ndarray, np.ndarray, np.ndarray] = compiled().score_top(
+            p.indptr, p.docs, p.tf2, p.idf, p.norm, cols, weights, rank, named, k,
+            scores, touched, *p.delta, p.alive,
+        )  # fmt: skip
+        return result
+    return score_top_numpy(p, cols, weights, rank, named, k)
+
+
+def _gathered(
+    cols: np.ndarray, segments: tuple[tuple[np.ndarray, ...], ...]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(posting positions, segment number, slot) of every posting of `cols`: per column,
+    the first segment's postings, then the second's (the kernels' order)."""
+    spans = [(seg[0][cols], seg[0][cols + 1]) for seg in segments]
+    lengths = np.stack([end - start for start, end in spans])  # (segments, slots)
+    per_slot = lengths.sum(axis=0)
+    slot_first = np.zeros(len(cols), dtype=np.int64)
+    np.cumsum(per_slot[:-1], out=slot_first[1:])
+    total = int(per_slot.sum())
+    where = np.empty(total, dtype=np.int64)
+    segment = np.empty(total, dtype=np.int8)
+    slot = np.empty(total, dtype=np.int64)
+    offset = slot_first.copy()
+    slots = np.arange(len(cols), dtype=np.int64)
+    for number, (start, _) in enumerate(spans):
+        count = lengths[number]
+        n = int(count.sum())
+        first = np.zeros(len(cols), dtype=np.int64)
+        np.cumsum(count[:-1], out=first[1:])
+        inner = np.arange(n, dtype=np.int64) - np.repeat(first, count)
+        out = np.repeat(offset, count) + inner
+        where[out] = np.repeat(start, count) + inner
+        segment[out] = number
+        slot[out] = np.repeat(slots, count)
+        offset = offset + count
+    return where, segment, slot
+
+
+def score_top_numpy(
+    p: Postings, cols: np.ndarray, weights: np.ndarray, rank: np.ndarray, named: np.ndarray,
+    k: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """score_top in numpy: the same sums in the same order (bincount adds sequentially)."""
+    d_indptr, d_docs, d_tf2 = p.delta
+    where, segment, slot = _gathered(cols, ((p.indptr,), (d_indptr,)))
+    in_base = segment == 0
+    doc = np.empty(len(where), dtype=np.intp)
+    doc[in_base] = p.docs[where[in_base]]
+    doc[~in_base] = d_docs[where[~in_base]]
+    tf2 = np.empty(len(where), dtype=np.uint8)
+    tf2[in_base] = p.tf2[where[in_base]]
+    tf2[~in_base] = d_tf2[where[~in_base]]
+    tf = tf2 / TF_SCALE
+    term_weight = (weights * p.idf[cols])[slot]
+    contribution = term_weight * tf * (K1 + 1.0) / (tf + p.norm[doc])
+    scores = np.bincount(doc, weights=contribution, minlength=p.n_docs)
+    named_scores = scores[named].astype(np.float64)
+    scores[named] = 0.0
+    candidates = np.flatnonzero((scores > 0.0) & p.alive)
+    order = np.lexsort((rank[candidates], -scores[candidates]))[:k]
+    best = candidates[order].astype(np.int64)
+    return best, scores[best], named_scores
+
+
+def coverage(
+    p: Postings,
+    top: np.ndarray,
+    links: tuple[np.ndarray, np.ndarray, np.ndarray],
+    concept_weight: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per top topic: concept-weight share, concepts matched, highest tf2 (see kernels)."""
+    concept, col, factor = links
+    if p.n_docs >= NUMBA_MIN_TOPICS:
+        result: tuple[np.ndarray, np.ndarray, np.ndarray] = compiled().coverage(
+            p.indptr, p.docs, p.tf2, top, concept, col, factor, concept_weight, *p.delta
+        )
+        return result
+    segments = ((p.indptr, p.docs, p.tf2), p.delta)
+    return coverage_numpy(segments, top, concept, col, factor, concept_weight)
+
+
+def _found(
+    segment: tuple[np.ndarray, np.ndarray, np.ndarray], col: int, top: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per top topic: whether a segment holds it for the term, and its tf2 there."""
+    indptr, docs, tf2 = segment
+    low, high = int(indptr[col]), int(indptr[col + 1])
+    span = docs[low:high]
+    at = np.searchsorted(span, top)
+    inside = at < len(span)
+    found = np.zeros(len(top), dtype=bool)
+    found[inside] = span[at[inside]] == top[inside]
+    tf = np.zeros(len(top), dtype=np.int64)
+    tf[found] = tf2[low + at[found]]
+    return found, tf
+
+
+def coverage_numpy(
+    segments: tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...],
+    top: np.ndarray,
+    link_concept: np.ndarray,
+    link_col: np.ndarray,
+    link_factor: np.ndarray,
+    concept_weight: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """coverage in numpy: per link, a binary search of the top topics in its postings."""
+    n_concepts = len(concept_weight)
+    best = np.zeros((n_concepts, len(top)), dtype=np.float64)
+    most = np.zeros(len(top), dtype=np.int64)
+    for concept, col, factor in zip(
+        link_concept.tolist(), link_col.tolist(), link_factor.tolist(), strict=True
+    ):
+        found, tf = _found(segments[0], col, top)
+        in_delta, delta_tf = _found(segments[1], col, top)
+        tf = np.where(found, tf, delta_tf)
+        found |= in_delta
+        best[concept] = np.where(found & (factor > best[concept]), factor, best[concept])
+        np.maximum(most, np.where(found, tf, 0), out=most)
+    total = 0.0
+    for weight in concept_weight.tolist():
+        total += weight
+    shares = np.zeros(len(top), dtype=np.float64)
+    for concept in range(n_concepts):
+        shares = shares + concept_weight[concept] * best[concept]
+    matched = (best > 0.0).sum(axis=0).astype(np.int64)
+    if total > 0.0:
+        shares = shares / total
+    else:
+        shares = np.zeros(len(top), dtype=np.float64)
+    return shares, matched, most

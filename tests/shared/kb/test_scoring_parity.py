@@ -1,0 +1,128 @@
+"""The numpy scoring path (small KBs) returns exactly what the compiled kernels return."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from shared.kb import KbTopic, RetrievalIndex, scoring, topics_from_markdown
+
+ROOT = Path(__file__).resolve().parents[3]
+HANDBOOK = ROOT / "services" / "extractor" / "sample_handbook"
+GOLDEN = ROOT / "evals" / "retrieval"
+
+
+def _handbook() -> list[KbTopic]:
+    topics: list[KbTopic] = []
+    for path in sorted(HANDBOOK.glob("*.md")):
+        topics.extend(topics_from_markdown(path.read_text(encoding="utf-8"), source=path.name))
+    return topics
+
+
+def _questions() -> list[str]:
+    rows = []
+    for name in ("golden.jsonl", "offtopic.jsonl"):
+        lines = (GOLDEN / name).read_text(encoding="utf-8").splitlines()
+        rows.extend(json.loads(line)["question"] for line in lines if line.strip())
+    return rows
+
+
+def _random_kb(rng: random.Random, n: int) -> list[KbTopic]:
+    words = ["pensioen", "verlof", "regeling", "fiets", "lease", "kosten", "declaratie",
+             "thuiswerk", "vergoeding", "partner", "reis", "budget", "team", "laptop"]  # fmt: skip
+    return [
+        KbTopic(
+            f"t-{i}",
+            " ".join(rng.sample(words, 2)).capitalize(),
+            "concept",
+            " ".join(rng.choices(words, k=rng.randint(3, 30))),
+        )
+        for i in range(n)
+    ]
+
+
+def _both(
+    index: RetrievalIndex, questions: list[str], monkeypatch: pytest.MonkeyPatch
+) -> tuple[list[list[tuple[object, ...]]], list[list[tuple[object, ...]]]]:
+    with monkeypatch.context() as patch:
+        patch.setattr(scoring, "NUMBA_MIN_TOPICS", 10**9)
+        plain = [[tuple(hit) for hit in index.search(q)] for q in questions]
+    with monkeypatch.context() as patch:
+        patch.setattr(scoring, "NUMBA_MIN_TOPICS", 0)
+        fast = [[tuple(hit) for hit in index.search(q)] for q in questions]
+    return plain, fast
+
+
+def test_identical_hits_on_the_golden_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    index = RetrievalIndex.build(_handbook())
+    plain, fast = _both(index, _questions(), monkeypatch)
+    assert plain == fast  # ids, scores, coverage and support, bit for bit
+    assert sum(map(len, plain)) > 1000
+
+
+def test_identical_hits_on_a_random_kb_with_ties(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(3)
+    index = RetrievalIndex.build(_random_kb(rng, 600))
+    questions = ["pensioen", "fiets lease kosten", "t-17", "Lease fiets", "onbekend woord"]
+    questions += [" ".join(rng.sample(["verlof", "partner", "reis", "budget", "team"], 3))
+                  for _ in range(40)]  # fmt: skip
+    plain, fast = _both(index, questions, monkeypatch)
+    assert plain == fast
+    # Many equal scores: ties come out in id order on both paths.
+    scores = [hit[1] for hits in plain for hit in hits]
+    assert len(scores) > len(set(scores))
+
+
+def test_the_score_buffer_is_left_zeroed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(scoring, "NUMBA_MIN_TOPICS", 0)
+    index = RetrievalIndex.build(_random_kb(random.Random(5), 300))
+    for query in ("pensioen verlof", "fiets", "Lease fiets"):
+        index.search(query)
+    buffer, _ = scoring._buffers(300)
+    assert not np.any(buffer)
+
+
+def test_a_small_kb_never_imports_numba() -> None:
+    code = (
+        "import sys\n"
+        "from shared.kb import KbTopic, RetrievalIndex\n"
+        "index = RetrievalIndex.build([KbTopic('fiets', 'Fietsregeling', 'concept', 'lease')])\n"
+        "assert index.search('fiets')\n"
+        "print('numba' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert result.stdout.strip() == "False"
+
+
+def test_an_update_in_the_delta_answers_exactly_as_compacted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from shared.kb import retrieval
+
+    rng = random.Random(11)
+    base = RetrievalIndex.build(_random_kb(rng, 600))
+    changed = _random_kb(random.Random(12), 8)[2:]  # t-2 … t-7 change
+    changed += [KbTopic("nieuw-1", "Fiets lease", "concept", "fiets lease budget thuiswerk")]
+    delta = base.updated(changed=changed, removed=["t-40", "t-41"])
+    assert delta._postings.n_base == 600 and len(delta._postings.delta[1])  # not compacted
+    with monkeypatch.context() as patch:
+        patch.setattr(retrieval, "COMPACT_SHARE", -1.0)
+        compact = base.updated(changed=changed, removed=["t-40", "t-41"])
+    assert compact._postings.n_base == len(compact) == len(delta) == 600 - 2 + 1
+    questions = ["pensioen", "fiets lease kosten", "t-3", "Fiets lease", "t-40", "budget team"]
+    for question in questions:
+        assert [tuple(h) for h in delta.search(question)] == [
+            tuple(h) for h in compact.search(question)
+        ], question
+    plain, fast = _both(delta, questions, monkeypatch)
+    assert plain == fast
+    assert "t-40" not in {h.topic_id for q in questions for h in delta.search(q)}
+    assert sorted(delta.topic_ids) == sorted(compact.topic_ids) == list(delta.sorted_ids)
