@@ -59,6 +59,14 @@ _ERROR_CLASSES: dict[str, type[R42Error]] = {
 _JSON = {"content-type": "application/json"}
 
 
+class RpcTimeoutError(BusError):
+    """No reply came in time (the responder may have died: a caller may ask again)."""
+
+
+class NoResponderError(BusError):
+    """No responder was subscribed to the subject (none running, or one restarting)."""
+
+
 def check_rpc_subject(subject: str) -> str:
     """Accept only a concrete `rpc.` subject (streams never capture those)."""
     try:
@@ -212,9 +220,9 @@ async def request[Resp: BaseModel](
             )
             seen.outcome = (reply.headers or {}).get(ERROR_HEADER, "ok")
     except NoRespondersError:
-        raise BusError(f"no service is answering {subject}") from None
+        raise NoResponderError(f"no service is answering {subject}") from None
     except TimeoutError:
-        raise BusError(f"{subject} did not answer within {timeout:g} s") from None
+        raise RpcTimeoutError(f"{subject} did not answer within {timeout:g} s") from None
     except NatsError as exc:
         raise BusError(f"request to {subject} failed: {type(exc).__name__} {exc}") from exc
     return _typed_reply(subject, reply, response_model)
