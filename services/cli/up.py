@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.text import Text
 
+from services.cli.up_banner import banner, banner_title, next_line
 from shared.config import Settings, build_settings, describe_settings_error
 from shared.errors import R42Error
 from shared.runtime import (
@@ -21,7 +22,6 @@ from shared.runtime import (
     RuntimeState,
     ServiceSpec,
     SupervisorEvent,
-    display_url,
 )
 from shared.runtime.nodes import check_cluster_size
 from shared.runtime.supervisor import replicate
@@ -32,48 +32,6 @@ if TYPE_CHECKING:
 EXIT_USAGE = 2
 EXIT_FAILED = 1
 READY_TIMEOUT_S = 90.0
-
-
-def llm_summary(settings: Settings) -> str:
-    """Which LLM backend answers, without ever showing the key."""
-    if settings.llm_provider == "offline":
-        why = "R42_LLM=offline" if settings.llm == "offline" else "no ANTHROPIC_API_KEY"
-        return f"offline ({why}): deterministic answers, marked as offline"
-    models = f"{settings.model_fast}, {settings.model_standard}, {settings.model_reasoning}"
-    where = (
-        f" via {display_url(settings.anthropic_base_url)}" if settings.anthropic_base_url else ""
-    )
-    warn = "" if settings.anthropic_api_key else " — but ANTHROPIC_API_KEY is not set!"
-    return f"anthropic (fast/standard/reasoning: {models}){where}{warn}"
-
-
-def banner(
-    *, settings: Settings, state: RuntimeState, runtime: EmbeddedRuntime, console_note: str
-) -> list[tuple[str, str]]:
-    """The 'where things are' lines printed once everything runs."""
-    if len(state.nats_nodes) > 1:
-        nodes = ", ".join(f"{n.url} (pid {n.pid})" for n in state.nats_nodes)
-        nats = f"JetStream cluster of {len(state.nats_nodes)}, R{state.stream_replicas}: {nodes}"
-    elif state.nats_pid:
-        nats = f"{state.nats_url} (embedded, store {state.nats_store})"
-    else:
-        nats = f"{display_url(state.nats_url)} (external, from NATS_URL)"
-    services = ", ".join(f"{n} (pid {p})" for n, p in state.services.items())
-    rows = [
-        ("data dir", state.data_dir),
-        ("NATS", nats),
-        ("store", display_url(settings.store_url)),
-        ("LLM", llm_summary(settings)),
-        ("services", services or "none yet: no service package has a __main__ module"),
-        ("logs", f"{runtime.logs_dir}/<service>.log" if state.services else "-"),
-        ("console", console_note),
-    ]
-    if runtime.stream_actions:
-        counts: dict[str, int] = {}
-        for action in runtime.stream_actions.values():
-            counts[action] = counts.get(action, 0) + 1
-        rows.insert(2, ("streams", ", ".join(f"{n} {a}" for a, n in sorted(counts.items()))))
-    return rows
 
 
 def console_choice(settings: Settings, *, wanted: bool) -> tuple[ConsoleRun | None, str]:
@@ -142,16 +100,17 @@ async def _until_stopped(
             await ready
         return 0
     ready.result()  # raises ServicesNotReadyError
-    out.print(Text("R42 is up", style="bold green"))
-    rows = banner(settings=settings, state=state, runtime=runtime, console_note=console_note)
+    dutch = run is not None  # above the (Dutch) console, the banner is part of that surface
+    out.print(Text(banner_title(dutch=dutch), style="bold green"))
+    rows = banner(
+        settings=settings, state=state, runtime=runtime, console_note=console_note, dutch=dutch
+    )
     for key, value in rows:
         out.print(Text.assemble((f"  {key:<9} ", "bold"), value), soft_wrap=True)
-    watch = "run `r42 events tail` in another terminal to watch the event stream"
+    out.print(next_line(console=run is not None, dutch=dutch), soft_wrap=True)
     if run is None:
-        out.print(f"Running headless; {watch}. Ctrl-C or SIGTERM stops everything.", soft_wrap=True)
         await stop.wait()
         return 0
-    out.print(f"Next: ask something below, or {watch}. Ctrl-C stops everything.", soft_wrap=True)
     update: dict[str, object] = {"nats_url": state.nats_url, "nats_replicas": state.stream_replicas}
     cli = runtime.users.get("cli")
     if state.nats_auth and cli is not None:

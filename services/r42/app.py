@@ -6,6 +6,7 @@ import logging
 from dataclasses import dataclass
 
 from services.r42.handlers import R42Handlers
+from services.r42.idempotency import TurnLedger
 from services.r42.knowledge import KbCache
 from services.r42.offline import offline_plans
 from shared.bus import (
@@ -45,7 +46,11 @@ def build(ctx: ServiceContext) -> ServiceSpec[R42Deps]:
     """rpc.r42.{chat,proposal,clear}; every replica applies every kb.updated to its snapshot."""
     kb = KbCache(ctx.store)
     handlers = R42Handlers(
-        store=ctx.store, kb=kb, publish=ctx.publish, admins=tuple(ctx.settings.admins)
+        store=ctx.store,
+        kb=kb,
+        publish=ctx.publish,
+        admins=tuple(ctx.settings.admins),
+        ledger=TurnLedger(ctx.store),
     )
 
     async def on_kb_updated(event: KbUpdated) -> None:

@@ -70,7 +70,15 @@ from shared.bus.events import (
 )
 from shared.bus.lifecycle import ensure_consumers, start_broker
 from shared.bus.registry import REGISTRY, model_for_subject, parse_event
-from shared.bus.rpc import ERROR_HEADER, RpcServer, check_rpc_subject, request, serve_rpc
+from shared.bus.rpc import (
+    ERROR_HEADER,
+    NoResponderError,
+    RpcServer,
+    RpcTimeoutError,
+    check_rpc_subject,
+    request,
+    serve_rpc,
+)
 from shared.bus.rpc_chunks import MAX_CHUNKS, ChunkSink, chunk_sink
 from shared.bus.rpc_stream import request_stream
 from shared.bus.streams import (
@@ -128,6 +136,7 @@ __all__ = [
     "KbUpdated",
     "LLMCallLogged",
     "NatsAuth",
+    "NoResponderError",
     "Payload",
     "Proposal",
     "ProposalDecisionReply",
@@ -139,6 +148,7 @@ __all__ = [
     "Relation",
     "RelationType",
     "RpcServer",
+    "RpcTimeoutError",
     "SourceCancelled",
     "SourceCompleted",
     "SourceFailed",

@@ -23,6 +23,9 @@ MAX_MESSAGE_CHARS = 20_000
 CONVERSATION_PATTERN = r"^[A-Za-z0-9:._-]{0,300}$"
 """A conversation key: which DM, channel thread or assistant thread of a user a turn is in."""
 
+TURN_ID_PATTERN = r"^[!-~]{1,200}$"
+"""A turn id: printable ASCII, no spaces (a Slack client_msg_id, a Teams activity id, a uuid)."""
+
 
 class _Rpc(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -45,6 +48,16 @@ class ChatRequest(_Rpc):
     correlation_id: str | None = Field(default=None, max_length=200)
     conversation: str = Field(default="", pattern=CONVERSATION_PATTERN)
     """Each conversation (a DM, a channel thread, an assistant thread) has its own memory."""
+    turn_id: str | None = Field(default=None, pattern=TURN_ID_PATTERN)
+    """The caller's id of this message: a repeat of it (a retry after a lost reply, a redelivered
+    event) gets the stored reply instead of a second turn. None: every request is a new turn."""
+    settle_kb: bool = False
+    """Answer only after every KB update the service has heard is applied (the console's
+    first question after the sample handbook was read: an answer from a half-updated
+    snapshot would say "not in the knowledge graph" about what was just read)."""
+    wait_s: float | None = Field(default=None, gt=0, le=600)
+    """How long the caller waits for this attempt: a repeat that finds the turn running on
+    another replica waits for its reply at most this long (then the caller asks again)."""
 
     @property
     def thread_key(self) -> str:
@@ -83,6 +96,9 @@ class ChatReply(_Rpc):
         default=False, description="The KB has nothing on the question (the admins' gap list)"
     )
     language: Literal["nl", "en"] = Field(default="nl", description="The answer's language")
+    replayed: bool = Field(
+        default=False, description="The stored reply of an earlier delivery of the same turn id"
+    )
 
     @property
     def sources_label(self) -> str:

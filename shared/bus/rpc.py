@@ -59,6 +59,14 @@ _ERROR_CLASSES: dict[str, type[R42Error]] = {
 _JSON = {"content-type": "application/json"}
 
 
+class RpcTimeoutError(BusError):
+    """No reply came in time (the responder may have died: a caller may ask again)."""
+
+
+class NoResponderError(BusError):
+    """No responder was subscribed to the subject (none running, or one restarting)."""
+
+
 def check_rpc_subject(subject: str) -> str:
     """Accept only a concrete `rpc.` subject (streams never capture those)."""
     try:
@@ -77,8 +85,11 @@ def _connection(broker: NatsBroker, what: str) -> Client:
         raise BusError(f"cannot {what}: the broker is not connected") from None
 
 
-def _error_body(kind: ErrorKind, message: str) -> bytes:
-    return json.dumps({"error": message[:4000], "kind": kind}).encode()
+def _error_body(kind: ErrorKind, message: str, exc: BaseException | None = None) -> bytes:
+    body: dict[str, Any] = {"error": message[:4000], "kind": kind}
+    if isinstance(exc, R42Error) and exc.code:
+        body |= {"code": exc.code, "params": exc.params}  # a typed reason, worded per surface
+    return json.dumps(body).encode()
 
 
 class RpcServer[Req: BaseModel]:
@@ -122,6 +133,7 @@ class RpcServer[Req: BaseModel]:
 
     async def _reply_for(self, data: bytes) -> tuple[bytes, dict[str, str] | None]:
         kind: ErrorKind
+        error: BaseException | None = None
         try:
             req = self._model.model_validate_json(data)
         except ValidationError as exc:
@@ -133,16 +145,16 @@ class RpcServer[Req: BaseModel]:
                 # is a measurable share of a sub-millisecond round trip.
                 return reply.model_dump_json().encode(), None
             except BadInputError as exc:
-                kind, message = "bad_input", str(exc)
+                kind, message, error = "bad_input", str(exc), exc
             except Exception as exc:  # the caller gets an answer, not a timeout
-                kind = "transient" if is_transient(exc) else "permanent"
+                kind, error = ("transient" if is_transient(exc) else "permanent"), exc
                 if isinstance(exc, R42Error):
                     log.warning("%s failed (%s): %s", self.subject, kind, exc)
                     message = str(exc)
                 else:
                     log.exception("%s handler crashed", self.subject)
                     message = f"internal error in {self.subject} ({type(exc).__name__})"
-        return _error_body(kind, message), {**_JSON, ERROR_HEADER: kind}
+        return _error_body(kind, message, error), {**_JSON, ERROR_HEADER: kind}
 
     async def stop(self, *, grace: float = 10.0) -> None:
         """Stop taking requests and let the ones in flight finish (up to `grace` seconds)."""
@@ -208,9 +220,9 @@ async def request[Resp: BaseModel](
             )
             seen.outcome = (reply.headers or {}).get(ERROR_HEADER, "ok")
     except NoRespondersError:
-        raise BusError(f"no service is answering {subject}") from None
+        raise NoResponderError(f"no service is answering {subject}") from None
     except TimeoutError:
-        raise BusError(f"{subject} did not answer within {timeout:g} s") from None
+        raise RpcTimeoutError(f"{subject} did not answer within {timeout:g} s") from None
     except NatsError as exc:
         raise BusError(f"request to {subject} failed: {type(exc).__name__} {exc}") from exc
     return _typed_reply(subject, reply, response_model)
@@ -220,10 +232,17 @@ def _typed_reply[Resp: BaseModel](subject: str, reply: Any, response_model: type
     kind = (reply.headers or {}).get(ERROR_HEADER)
     if kind:
         try:
-            message = str(json.loads(reply.data).get("error", ""))
+            body = json.loads(reply.data)
+            message = str(body.get("error", ""))
         except (ValueError, AttributeError):
-            message = "unreadable error reply"
-        raise _ERROR_CLASSES.get(kind, PermanentError)(message or f"{subject} failed")
+            body, message = {}, "unreadable error reply"
+        error = _ERROR_CLASSES.get(kind, PermanentError)(message or f"{subject} failed")
+        code, params = body.get("code"), body.get("params")
+        if isinstance(code, str) and code:
+            clean = params if isinstance(params, dict) else {}
+            error.with_code(code, **{str(k): v for k, v in clean.items()
+                                     if isinstance(v, str | int)})  # fmt: skip
+        raise error
     try:
         return response_model.model_validate_json(reply.data)
     except ValidationError as exc:

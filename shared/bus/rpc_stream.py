@@ -17,7 +17,13 @@ from faststream.nats import NatsBroker
 from nats.errors import Error as NatsError
 from pydantic import BaseModel
 
-from shared.bus.rpc import _connection, _typed_reply, check_rpc_subject
+from shared.bus.rpc import (
+    NoResponderError,
+    RpcTimeoutError,
+    _connection,
+    _typed_reply,
+    check_rpc_subject,
+)
 from shared.bus.rpc_chunks import CHUNK_HEADER, MAX_CHUNKS, STREAM_HEADER
 from shared.bus.subjects import ns_subject
 from shared.errors import BadInputError, BusError
@@ -35,8 +41,13 @@ async def request_stream[Resp: BaseModel](
     on_chunk: Callable[[str], Awaitable[None]],
     timeout: float = 5.0,  # noqa: ASYNC109 - the whole call's bound, like request()'s
     namespace: str = "",
+    idle_timeout: float | None = None,
 ) -> Resp:
-    """Send a request, pass its interim text chunks to `on_chunk`, return the typed reply."""
+    """Send a request, pass its interim text chunks to `on_chunk`, return the typed reply.
+
+    With `idle_timeout` the call also ends (BusError) when nothing arrived for that long: a
+    responder that streams is alive, one that died mid-answer goes quiet.
+    """
     check_rpc_subject(subject)
     if not isinstance(payload, BaseModel):
         raise BadInputError(
@@ -62,10 +73,18 @@ async def request_stream[Resp: BaseModel](
                 remaining = deadline - loop.time()
                 if remaining <= 0:
                     raise TimeoutError
-                msg = await sub.next_msg(timeout=remaining)
+                if idle_timeout is not None and idle_timeout < remaining:
+                    try:
+                        msg = await sub.next_msg(timeout=idle_timeout)
+                    except TimeoutError:
+                        raise RpcTimeoutError(
+                            f"{subject} sent nothing for {idle_timeout:g} s"
+                        ) from None
+                else:
+                    msg = await sub.next_msg(timeout=remaining)
                 msg_headers = msg.headers or {}
                 if msg_headers.get("Status") == "503":
-                    raise BusError(f"no service is answering {subject}")
+                    raise NoResponderError(f"no service is answering {subject}")
                 seq = msg_headers.get(CHUNK_HEADER)
                 if seq is None:
                     seen.outcome = msg_headers.get("R42-Error", "ok")
@@ -79,7 +98,7 @@ async def request_stream[Resp: BaseModel](
                 expected += 1
                 await on_chunk(msg.data.decode(errors="replace"))
     except TimeoutError:
-        raise BusError(f"{subject} did not answer within {timeout:g} s") from None
+        raise RpcTimeoutError(f"{subject} did not answer within {timeout:g} s") from None
     except NatsError as exc:
         raise BusError(f"request to {subject} failed: {type(exc).__name__} {exc}") from exc
     finally:

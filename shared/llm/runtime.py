@@ -58,10 +58,11 @@ def _build_provider(
         raise ConfigError(
             "the anthropic LLM provider needs ANTHROPIC_API_KEY (or set R42_LLM=offline)"
         )
-    # Imported here so offline processes never load the SDK.
-    from shared.llm.providers.anthropic_api import AnthropicProvider
+    # The SDK loads on the first call: offline processes, and those that never call the
+    # model, never pay for it.
+    from shared.llm.providers.lazy import LazyAnthropicProvider
 
-    return AnthropicProvider(
+    return LazyAnthropicProvider(
         api_key=settings.anthropic_api_key.get_secret_value(),
         base_url=settings.anthropic_base_url,
         timeout=settings.llm_timeout_s,

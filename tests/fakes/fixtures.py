@@ -17,6 +17,7 @@ from shared.llm import (
     reset_llm,
 )
 from shared.llm.limiting import Limiter
+from shared.llm.providers.lazy import LazyAnthropicProvider
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.slack_server import FakeSlack
 
@@ -39,7 +40,7 @@ def configure_llm_for_fake(
     **settings: Any,
 ) -> LLMRuntime:
     """Point shared.llm at the fake (anthropic provider, dummy key); MemorySink by default."""
-    return configure_llm(
+    runtime = configure_llm(
         build_settings(
             anthropic_base_url=fake.url,
             anthropic_api_key=FAKE_ANTHROPIC_API_KEY,
@@ -50,6 +51,11 @@ def configure_llm_for_fake(
         limiter=limiter,
         retry=retry or FAST_RETRY,
     )
+    # The SDK loads on a process's first call; load it now, so that no test's timing
+    # includes the one-time import.
+    if isinstance(runtime.provider, LazyAnthropicProvider):
+        runtime.provider.provider()
+    return runtime
 
 
 @pytest.fixture

@@ -10,11 +10,12 @@ Input runs in a daemon thread so the event loop keeps serving bus events while w
 from __future__ import annotations
 
 import contextlib
+import uuid
 
 from rich.console import Console
 from rich.text import Text
 
-from services.gateway.console import render
+from services.gateway.console import render, warmup
 from services.gateway.console.admin import AdminCommands
 from services.gateway.console.base import InputFn, ask
 from services.gateway.console.curation import CurationCommands
@@ -48,6 +49,8 @@ YES, NO = ("j", "ja", "y", "yes"), ("n", "nee", "no")
 
 class ConsoleSession(LearningCommands, AdminCommands, TopicCommands, CurationCommands):
     """One console user talking to R42."""
+
+    _sample_checked = False  # the sample handbook was read (or waited for) once
 
     async def loop(self) -> None:
         """Read commands until /quit or end of input."""
@@ -124,8 +127,14 @@ class ConsoleSession(LearningCommands, AdminCommands, TopicCommands, CurationCom
         if await self.client.chat.quiz_active(self.user):
             self.out.print(Text("Je quiz loopt nog; R42 antwoordt weer na de quiz.", style="dim"))
             return
+        first = not self._sample_checked
+        await self._sample_read()
         with self.out.status(THINKING):
-            reply = await self.client.chat.ask(user_id=self.user, text=text, user_name=self.user)
+            # The first question of a session waits until R42 has applied what was just read.
+            reply = await self.client.chat.ask(
+                user_id=self.user, text=text, user_name=self.user, turn_id=uuid.uuid4().hex,
+                settle_kb=first,
+            )  # fmt: skip
         for part in render.answer(reply):
             self.out.print(part)
         if reply.proposal is None:
@@ -137,6 +146,21 @@ class ConsoleSession(LearningCommands, AdminCommands, TopicCommands, CurationCom
         )
         status = render.PROPOSAL_STATUS.get(result.status, result.status)
         self.out.print(Text(f"Voorstel {status}. {result.message}".strip(), style="cyan"))
+
+    async def _sample_read(self) -> None:
+        """On a first start, wait (and say so) until the sample handbook is read."""
+        if self._sample_checked:
+            return
+        sources = self.client.ctx.store.sources
+        progress = await warmup.sample_progress(sources)
+        if progress is not None:
+            done, total = progress
+            self.out.print(Text(warmup.READING.format(done=done, total=total), style="dim"))
+            with self.out.status(THINKING):
+                read = await warmup.wait_for_sample(sources)
+            if not read:
+                self.out.print(Text(warmup.NOT_DONE, style="yellow"))
+        self._sample_checked = True
 
     async def clear(self, _arg: str) -> None:
         """Start a new conversation."""

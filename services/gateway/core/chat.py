@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Awaitable, Callable
 
+from services.gateway.core.chat_retry import ask_r42
 from services.gateway.core.context import CoreContext
 from services.gateway.core.week import quiz_status
 from shared.bus import (
-    CHAT_SUBJECT,
     CLEAR_SUBJECT,
     PROPOSAL_SUBJECT,
     ChatReply,
@@ -18,9 +19,8 @@ from shared.bus import (
     ProposalDecisionReply,
     ProposalDecisionRequest,
     request,
-    request_stream,
 )
-from shared.bus.chat import CONVERSATION_PATTERN
+from shared.bus.chat import CONVERSATION_PATTERN, TURN_ID_PATTERN
 from shared.errors import BadInputError
 
 MAX_CHAT_CHARS = 200_000
@@ -30,6 +30,12 @@ def _checked_conversation(conversation: str) -> str:
     if not re.fullmatch(CONVERSATION_PATTERN, conversation):
         raise BadInputError("onbekend gesprek")
     return conversation
+
+
+def _checked_turn_id(turn_id: str) -> str:
+    if not re.fullmatch(TURN_ID_PATTERN, turn_id):
+        raise BadInputError("onbekend bericht-id")
+    return turn_id
 
 
 class ChatCalls:
@@ -51,11 +57,15 @@ class ChatCalls:
         user_name: str = "",
         correlation_id: str | None = None,
         on_text: Callable[[str], Awaitable[None]] | None = None,
+        turn_id: str | None = None,
+        settle_kb: bool = False,
     ) -> ChatReply:
         """One chat turn with R42 in one conversation (each has its own memory).
 
         With `on_text` the answer's text arrives there in order as R42 writes it; the reply
-        still carries the whole answer with its sources.
+        still carries the whole answer with its sources. `turn_id` is the surface's id of the
+        message (Slack's client_msg_id, a Teams activity id; a fresh uuid when not given): a
+        lost reply is asked for again with it, and R42 answers each id once.
         """
         ctx = self.ctx
         req = ChatRequest(
@@ -64,24 +74,11 @@ class ChatCalls:
             text=text[:MAX_CHAT_CHARS],
             correlation_id=correlation_id,
             conversation=_checked_conversation(conversation),
+            turn_id=_checked_turn_id(turn_id) if turn_id else uuid.uuid4().hex,
+            settle_kb=settle_kb,
         )
-        if on_text is not None:
-            return await request_stream(
-                ctx.broker,
-                CHAT_SUBJECT,
-                req,
-                response_model=ChatReply,
-                on_chunk=on_text,
-                timeout=ctx.chat_timeout,
-                namespace=ctx.namespace,
-            )
-        return await request(
-            ctx.broker,
-            CHAT_SUBJECT,
-            req,
-            response_model=ChatReply,
-            timeout=ctx.chat_timeout,
-            namespace=ctx.namespace,
+        return await ask_r42(
+            ctx.broker, req, timeout=ctx.chat_timeout, namespace=ctx.namespace, on_text=on_text
         )
 
     async def decide_proposal(

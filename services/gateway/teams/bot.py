@@ -122,7 +122,7 @@ class R42TeamsBot(TeamsActivityHandler):
             name = activity.from_property.name if activity.from_property else ""
             await flows_chat.chat_turn(
                 self.gw, ref=ref, user=user, name=name or "", text=text,
-                correlation=uuid.uuid4().hex, reply_to=thread,
+                correlation=activity.id or uuid.uuid4().hex, reply_to=thread,
             )  # fmt: skip
 
     async def personal_ref(self, activity: Activity, user: str) -> ConversationReference | None:

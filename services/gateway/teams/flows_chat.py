@@ -51,6 +51,7 @@ async def chat_turn(
             conversation=conversation_key(ref.conversation.id),
             user_name=name,
             correlation_id=correlation,
+            turn_id=correlation,  # the activity id: a redelivered activity is answered once
         )
     except Exception as exc:
         await gw.notify(ref, user_message(exc), warning=True, reply_to=reply_to)

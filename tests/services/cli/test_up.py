@@ -158,7 +158,7 @@ def test_unknown_service_is_rejected(tmp_path: Path, start_up) -> None:
 
 
 def test_llm_summary_never_shows_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    from services.cli.up import llm_summary
+    from services.cli.up_banner import llm_summary
 
     assert llm_summary(build_settings()).startswith("offline (no ANTHROPIC_API_KEY)")
     assert "R42_LLM=offline" in llm_summary(build_settings(llm="offline"))
@@ -205,7 +205,9 @@ async def test_console_gets_the_live_bus_and_its_end_stops_everything(
     url = (tmp_path / "console.out").read_text()
     assert url.startswith("nats://127.0.0.1:")
     assert rc == (1 if fail else 0)
-    assert "below: type a question" in out.getvalue()
+    # Above the console the banner is part of that (Dutch) surface.
+    assert "R42 draait" in out.getvalue() and "hieronder: stel een vraag" in out.getvalue()
+    assert "R42 is up" not in out.getvalue()
     assert ("console broke" in err.getvalue()) is fail
     assert not state_path(data).exists()
     assert not await _nats_answers(url)

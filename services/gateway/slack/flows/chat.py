@@ -96,6 +96,7 @@ async def chat_turn(
             user_name=name,
             correlation_id=correlation,
             on_text=stream.append if stream is not None else None,
+            turn_id=correlation,  # client_msg_id / event_id: a repeat is answered once
         )
     except Exception as exc:
         text = user_message(exc)
