@@ -35,6 +35,8 @@ async def test_console_analyze_apply_undo_and_curriculum(
                   out=Console(file=first, width=140, highlight=False))  # fmt: skip
         out = first.getvalue()
         assert "Toegepast: 1 samengevoegd" in out, out
+        # The plan's action kinds are Dutch words, never the English identifiers.
+        assert "samenvoegen" in out and not re.search(r"\b(merge|delete|relevance)\b", out), out
         store = stack.store
         assert len({"team-lead", "teamlead"} & await store.topics.ids()) == 1
         undo_id = re.search(r"/undo (undo-[0-9a-f]+)", out).group(1)

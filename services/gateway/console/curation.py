@@ -7,6 +7,12 @@ from rich.table import Table
 from rich.text import Text
 
 from services.gateway.console.base import ConsoleBase
+from services.gateway.core.text import (
+    CONTENT_KINDS_NL,
+    PLAN_KINDS_NL,
+    dutch,
+    stale_reason_nl,
+)
 
 
 class CurationCommands(ConsoleBase):
@@ -25,7 +31,7 @@ class CurationCommands(ConsoleBase):
         for column in ("sleutel", "actie", "wat", "waarom"):
             table.add_column(column, overflow="fold")
         for a in plan.actions:
-            table.add_row(a.key, a.kind, Text(a.what), Text(a.why))
+            table.add_row(a.key, dutch(a.kind, PLAN_KINDS_NL), Text(a.what), Text(a.why))
         self.out.print(table)
         answer = await self.prompt("Welke toepassen? (bv. m0,d1; 'alles'; leeg = geen) ")
         chosen = (answer or "").strip()
@@ -63,7 +69,9 @@ class CurationCommands(ConsoleBase):
             self.out.print(Text("Alle leerinhoud is actueel.", style="green"))
             return
         for p in reply.parts:
-            self.out.print(Text(f"  {p.label or p.topic_id} ({p.kind}): {'; '.join(p.reasons)}"))
+            why = "; ".join(stale_reason_nl(r) for r in p.reasons)
+            kind = dutch(p.kind, CONTENT_KINDS_NL)
+            self.out.print(Text(f"  {p.label or p.topic_id} ({kind}): {why}"))
         if not await self.yes_no(f"Deze {len(reply.parts)} onderdelen vernieuwen?"):
             return
         with self.out.status("De inhoud wordt vernieuwd…"):
@@ -71,7 +79,8 @@ class CurationCommands(ConsoleBase):
                 user_id=self.user, parts=[p.part for p in reply.parts], surface="console"
             )
         for t in done.topics:
-            line = f"  {t.topic_id}: {', '.join(t.kinds) or 'niets'} vernieuwd"
+            kinds = ", ".join(dutch(k, CONTENT_KINDS_NL) for k in t.kinds)
+            line = f"  {t.topic_id}: {kinds or 'niets'} vernieuwd"
             self.out.print(Text(line + (f"; mislukt: {t.error}" if t.error else ""),
                                 style="red" if t.error else "green"))  # fmt: skip
 

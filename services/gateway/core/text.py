@@ -37,9 +37,27 @@ PROPOSAL_STATUS_NL = {
     "not_found": "niet gevonden",
     "already_decided": "al besloten",
 }
+PLAN_KINDS_NL = {
+    "merge": "samenvoegen",
+    "delete": "verwijderen",
+    "relation": "nieuwe relatie",
+    "relevance": "relevantie",
+}
+CONTENT_KINDS_NL = {"article": "artikel", "slides": "slides", "infographic": "infographic"}
+STALE_REASONS_NL = (
+    ("made with prompt", "gemaakt met een oudere prompt"),
+    ("the topic changed since generation", "het onderwerp is sindsdien veranderd"),
+    ("the topic no longer exists", "het onderwerp bestaat niet meer"),
+    ("marked stale", "als verouderd gemarkeerd"),
+)
 UNKNOWN_NL = "onbekende status"
 
 
 def dutch(value: str, words: dict[str, str]) -> str:
     """The Dutch word for an enum value ('onbekende status' rather than English)."""
     return words.get(value, UNKNOWN_NL)
+
+
+def stale_reason_nl(reason: str) -> str:
+    """A content service reason in Dutch (the service words them in English)."""
+    return next((nl for en, nl in STALE_REASONS_NL if reason.startswith(en)), reason)

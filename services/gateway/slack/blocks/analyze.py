@@ -6,6 +6,7 @@ from typing import Any
 
 from slack_sdk.models.blocks import ActionsBlock, CheckboxesElement, Option
 
+from services.gateway.core.text import PLAN_KINDS_NL
 from services.gateway.slack import ids
 from services.gateway.slack.blocks.kit import (
     MAX_CHECKBOX_OPTIONS,
@@ -23,18 +24,12 @@ from services.gateway.slack.blocks.kit import (
 from shared.bus.graph_rpc import GraphApplyReply, GraphPlanReply, GraphUndoReply, PlanAction
 
 TITLE = "Analyse van de kennisgraaf"
-KIND_WORDS = {
-    "merge": "samenvoegen",
-    "delete": "verwijderen",
-    "relation": "nieuwe relatie",
-    "relevance": "relevantie",
-}
 _FIXED = 6  # header, summary, bound, skipped, the buttons, "and more"
 
 
 def _line(n: int, action: PlanAction, limit: int) -> str:
     why = f" — _{escape(action.why)}_" if action.why else ""
-    return truncate(f"*{n}.* {KIND_WORDS[action.kind]}: `{escape(action.what)}`{why}", limit)
+    return truncate(f"*{n}.* {PLAN_KINDS_NL[action.kind]}: `{escape(action.what)}`{why}", limit)
 
 
 def plan_blocks(plan: GraphPlanReply) -> Blocks:
@@ -65,7 +60,7 @@ def plan_blocks(plan: GraphPlanReply) -> Blocks:
         per_line = SAFE_SECTION_TEXT // len(group) - 1
         text = "\n".join(_line(first + i, a, per_line) for i, a in enumerate(group))
         options = [
-            Option(value=a.key, label=truncate(f"{first + i}. {KIND_WORDS[a.kind]}", 75))
+            Option(value=a.key, label=truncate(f"{first + i}. {PLAN_KINDS_NL[a.kind]}", 75))
             for i, a in enumerate(group)
         ]
         blocks.append(section(text))

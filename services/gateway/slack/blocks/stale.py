@@ -6,6 +6,7 @@ from typing import Any
 
 from slack_sdk.models.blocks import ActionsBlock, CheckboxesElement, Option
 
+from services.gateway.core.text import CONTENT_KINDS_NL, stale_reason_nl
 from services.gateway.slack import ids
 from services.gateway.slack.blocks.kit import (
     MAX_CHECKBOX_OPTIONS,
@@ -23,25 +24,13 @@ from services.gateway.slack.blocks.kit import (
 from shared.bus.stale_rpc import RegenerateReply, StaleListReply, StalePart
 
 TITLE = "Verouderde leerinhoud"
-KIND_WORDS = {"article": "artikel", "slides": "slides", "infographic": "infographic"}
-REASON_WORDS = (
-    ("made with prompt", "gemaakt met een oudere prompt"),
-    ("the topic changed since generation", "het onderwerp is sindsdien veranderd"),
-    ("the topic no longer exists", "het onderwerp bestaat niet meer"),
-    ("marked stale", "als verouderd gemarkeerd"),
-)
-
-
-def reason_text(reason: str) -> str:
-    """A content service reason in Dutch (the service logs them in English)."""
-    return next((nl for en, nl in REASON_WORDS if reason.startswith(en)), reason)
 
 
 def _line(n: int, p: StalePart, limit: int) -> str:
-    why = "; ".join(reason_text(r) for r in p.reasons)
+    why = "; ".join(stale_reason_nl(r) for r in p.reasons)
     refined = " · _bijgewerkt door een beheerder_" if p.refined else ""
-    name = escape(p.label or p.topic_id)
-    return truncate(f"*{n}.* {name} — {KIND_WORDS.get(p.kind, p.kind)}: {why}{refined}", limit)
+    name, kind = escape(p.label or p.topic_id), CONTENT_KINDS_NL.get(p.kind, p.kind)
+    return truncate(f"*{n}.* {name} — {kind}: {why}{refined}", limit)
 
 
 def stale_blocks(reply: StaleListReply) -> Blocks:
@@ -60,7 +49,9 @@ def stale_blocks(reply: StaleListReply) -> Blocks:
         options = [
             Option(
                 value=p.part,
-                label=truncate(f"{first + i}. {p.label or p.topic_id} ({KIND_WORDS[p.kind]})", 75),
+                label=truncate(
+                    f"{first + i}. {p.label or p.topic_id} ({CONTENT_KINDS_NL[p.kind]})", 75
+                ),
             )
             for i, p in enumerate(group)
         ]
@@ -113,7 +104,7 @@ def regenerated_blocks(reply: RegenerateReply, *, by: str, at: str) -> Blocks:
     """What regenerating did per topic (failures with their reason)."""
     lines = []
     for t in reply.topics[:40]:
-        kinds = ", ".join(KIND_WORDS.get(k, k) for k in t.kinds) or "niets"
+        kinds = ", ".join(CONTENT_KINDS_NL.get(k, k) for k in t.kinds) or "niets"
         if t.error:
             lines.append(f":warning: `{escape(t.topic_id)}`: {kinds} vernieuwd; mislukt: "
                          f"{escape(truncate(t.error, 300))}")  # fmt: skip
