@@ -228,8 +228,11 @@ class Processes:
         self.stop()
 
 
-async def wait_ready(url: str, procs: Processes, *, timeout: float = 60.0) -> None:  # noqa: ASYNC109
-    """Poll a health URL until it answers 200 (a child dying ends the wait with its log)."""
+async def wait_ready(url: str, procs: Processes, *, timeout: float = 180.0) -> None:  # noqa: ASYNC109
+    """Poll a health URL until it answers 200 (a child dying ends the wait with its log).
+
+    Generous: four services importing at once on a loaded 2-core machine take a while.
+    """
     deadline = time.monotonic() + timeout
     async with aiohttp.ClientSession() as http:
         while time.monotonic() < deadline:

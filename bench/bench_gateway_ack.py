@@ -104,8 +104,11 @@ async def main(concurrency: int, model_delay: float) -> int:
             procs.service("gateway", env, "--http", "--host", "127.0.0.1", "--port", str(port))
             try:
                 await wait_ready(f"http://127.0.0.1:{bare_port}/healthz", procs)
-                for metrics in readiness.values():
-                    await wait_ready(f"http://127.0.0.1:{metrics}/readyz", procs)
+                for name, metrics in readiness.items():
+                    try:
+                        await wait_ready(f"http://127.0.0.1:{metrics}/readyz", procs)
+                    except RuntimeError as exc:
+                        raise RuntimeError(f"{name}: {exc}") from None
                 await wait_ready(f"http://127.0.0.1:{port}/healthz", procs)
                 async with aiohttp.ClientSession() as http:
                     bare = SignedSlack(http, f"http://127.0.0.1:{bare_port}/slack/events")

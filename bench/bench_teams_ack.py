@@ -1,7 +1,8 @@
 """Teams HTTP answer latency: 50 concurrent activities on /api/messages while R42 is slow.
 
 Starts an embedded nats-server, a temp SQLite store, the fake Bot Connector, a stand-in
-r42 chat service whose every answer takes `--chat-delay` seconds, and the Teams gateway
+r42 chat service whose every answer takes `--chat-delay` seconds (and a quiz status saying
+nobody is in a quiz, which every chat turn asks first), and the Teams gateway
 (the real SDK endpoint, anonymous on loopback). Phase 1 (baseline): 50 concurrent `help`
 messages (no slow work). Phase 2: 50 concurrent questions from 50 users, each of which
 waits for the slow chat rpc. Prints p50 / p99 of the time to the HTTP answer for both
@@ -33,9 +34,11 @@ sys.path.insert(0, str(ROOT))
 from bench._gateway_bench import load, pct, timed_post  # noqa: E402
 from services.gateway.teams.app import TeamsDeps, TeamsMode, build  # noqa: E402
 from shared.bus import CHAT_SUBJECT, ChatReply, ChatRequest, serve_rpc  # noqa: E402
+from shared.bus.quiz_rpc import QUIZ_STATUS_SUBJECT, QuizStatusReply, QuizStatusRequest  # noqa: E402
 from shared.config import build_settings  # noqa: E402
 from shared.runtime import EmbeddedNatsServer  # noqa: E402
 from shared.runtime.service import start_service, stop_service  # noqa: E402
+from shared.store import iso_week  # noqa: E402
 from tests.fakes.bot_connector import FakeBotConnector  # noqa: E402
 from tests.services.gateway.teams.activities import personal_message  # noqa: E402
 
@@ -83,7 +86,13 @@ async def main(concurrency: int, chat_delay: float) -> int:
             answered += 1
             return ChatReply(text=f"Antwoord op: {req.text}")
 
+        async def no_quiz(req: QuizStatusRequest) -> QuizStatusReply:
+            return QuizStatusReply(week=iso_week(), quiz_active=False)  # nobody is in a quiz
+
         await serve_rpc(gateway.broker, CHAT_SUBJECT, request_model=ChatRequest, handler=slow_chat)
+        await serve_rpc(
+            gateway.broker, QUIZ_STATUS_SUBJECT, request_model=QuizStatusRequest, handler=no_quiz
+        )
         url = f"http://127.0.0.1:{deps.server.port}/api/messages"
         try:
             connector_url = connector.url

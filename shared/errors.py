@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Self
+
 
 class R42Error(Exception):
     """Base of every error R42 raises on purpose."""
 
     transient: bool = False
+    code: str | None = None
+    """A stable reason, with `params`, that each surface words in its own language."""
+    params: dict[str, str | int] = {}  # noqa: RUF012 - replaced per instance by with_code
+
+    def with_code(self, code: str, **params: str | int) -> Self:
+        """This error, tagged with a typed reason (it travels over rpc with the message)."""
+        self.code, self.params = code, dict(params)
+        return self
 
 
 class TransientError(R42Error):

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import nats
 import pytest
 
+from shared.bus.objects import SOURCES_BUCKET
 from shared.runtime import EmbeddedNatsServer
 
 # Fixtures for the fake Anthropic and fake Slack servers live beside the fakes.
@@ -19,8 +22,18 @@ def nats_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedNa
     """A real nats-server (JetStream on, free port, temp store) shared by the session."""
     # Every test namespace reserves its streams' max_bytes: allow far more than one stack.
     server = EmbeddedNatsServer(tmp_path_factory.mktemp("nats"), max_file_store="100TB").start()
+    asyncio.run(_sources_bucket(server.url))
     yield server
     server.stop()
+
+
+async def _sources_bucket(url: str) -> None:
+    # What `r42 up` creates on start: the bucket every uploader puts source files into.
+    nc = await nats.connect(url)
+    try:
+        await nc.jetstream().create_object_store(SOURCES_BUCKET)
+    finally:
+        await nc.close()
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from services.cli.ingest import load_settings, run
+from services.cli.owner_words import in_english
 from services.extractor.cancel import SourceTasks
 from services.extractor.graph_rpc import answer_analyze, answer_apply, answer_undo
 from services.extractor.handlers import ExtractorDeps
@@ -78,11 +79,14 @@ async def _ask[R: BaseModel](
                 assert isinstance(answer, model)
                 reply = answer
         except R42Error as exc:
-            refused = "alleen beheerders" in str(exc)
+            worded = in_english(exc)  # the owner's typed reason, not its Dutch message
+            refused = exc.code == "not_admin"
             await _audit(session, user, action, target, allowed=not refused,
                          after={"outcome": "refused" if refused else "failed",
-                                "error": str(exc)[:500]})  # fmt: skip
-            raise
+                                "error": str(worded)[:500]})  # fmt: skip
+            if worded is exc:
+                raise
+            raise worded from None
         await _audit(session, user, action, target, allowed=True, after=_summary(reply))
         return reply
 
@@ -117,9 +121,9 @@ def plan_table(plan: GraphPlanReply) -> Table:
     table = Table(title=f"Graph analysis plan {plan.plan_id} (preview)", title_justify="left")
     for column in ("key", "action", "what", "why"):
         table.add_column(column, overflow="fold")
-    for a in plan.actions:
-        table.add_row(a.key, a.kind, Text(a.what), Text(a.why))
-    for why in plan.skipped:
+    for a in plan.actions:  # the owner's English wording (what/why are for chat surfaces)
+        table.add_row(a.key, a.kind, Text(a.what_en or a.what), Text(a.why_en or a.why))
+    for why in plan.skipped_en or plan.skipped:
         table.add_row("", "skipped", "", Text(why), style="dim")
     return table
 

@@ -1,8 +1,9 @@
 """CLI: `r42 ingest`, `r42 sources [show|cancel|delete ID]`, `r42 sync-handbook`.
 
 With a running stack (NATS_URL, or the `r42 up` recorded in the data dir) `ingest`
-stores the sources and publishes source.uploaded for the extractor; without one it runs
-the extractor's pipeline in this process on the data dir's store. The admin command
+uploads like any client: each file into the r42-sources object store, then source.uploaded
+naming it; without a stack it runs the extractor's pipeline in this process on the data
+dir's store. The admin command
 `sync-handbook` always runs here and publishes kb.updated when a stack runs.
 """
 
@@ -23,7 +24,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
-from services.cli.ingest_resume import ingest_leases, resume_event, unfinished_source
+from services.cli.ingest_resume import (
+    ingest_leases,
+    resume_event,
+    unfinished_source,
+    upload_event,
+)
 from services.extractor.handbook import FileOutcome, github_client, sync_handbook
 from services.extractor.lifecycle import delete_source
 from services.extractor.local import follow_sources, ingest_locally
@@ -34,7 +40,14 @@ from services.extractor.session import (
     extract_options,
     live_nats_url,
 )
-from services.extractor.uploads import load_document, register_upload
+from services.extractor.uploads import (
+    completed_duplicate,
+    load_file,
+    new_source_id,
+    normalise_text,
+    register_upload,
+    sha256_text,
+)
 from shared.bus import (
     Event,
     SourceCancelled,
@@ -43,6 +56,7 @@ from shared.bus import (
     SourceProgress,
     SourceUploaded,
 )
+from shared.bus.objects import put_source_object
 from shared.config import Settings, build_settings
 from shared.errors import BadInputError, R42Error
 from shared.formats import EmptyDocumentError, is_supported, supported_list
@@ -113,18 +127,28 @@ def expand_paths(paths: list[Path]) -> tuple[list[Candidate], list[str]]:
     return list(out.values()), skipped
 
 
-def load_files(paths: list[Path], *, max_bytes: int) -> list[tuple[str, str]]:
+@dataclass(frozen=True)
+class Loaded:
+    """A checked file: its source name, its text, and the bytes an uploader sends."""
+
+    name: str
+    text: str
+    data: bytes
+
+
+def load_files(paths: list[Path], *, max_bytes: int) -> list[Loaded]:
     """Read and check every file first: one unreadable file means nothing is stored.
 
     Inside a directory, empty files and unsupported formats are skipped with a notice; a
     file named on its own that R42 cannot read is refused (exit 2, one line).
     """
     candidates, skipped = expand_paths(paths)
-    loaded: list[tuple[str, str]] = []
+    loaded: list[Loaded] = []
     problems: list[str] = []
     for candidate in candidates:
         try:
-            document = load_document(candidate.path, max_bytes=max_bytes, name=str(candidate.path))
+            data, document = load_file(candidate.path, max_bytes=max_bytes,
+                                       name=str(candidate.path))  # fmt: skip
         except EmptyDocumentError as exc:
             # An empty file in a folder is skipped; a file named on its own is refused.
             (skipped if candidate.from_dir else problems).append(str(exc))
@@ -133,7 +157,7 @@ def load_files(paths: list[Path], *, max_bytes: int) -> list[tuple[str, str]]:
             problems.append(str(exc))
             continue
         skipped.extend(f"warning: {w}" for w in document.warnings)
-        loaded.append((candidate.name, document.text))
+        loaded.append(Loaded(candidate.name, document.text, data))
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     for notice in skipped:
         err.print(Text(notice if notice.startswith("warning") else f"skipped {notice}", "yellow"))
@@ -217,10 +241,14 @@ STORE_POLL_S = 2.0
 
 
 async def _via_stack(
-    session: AdminSession, bars: SourceBars, events: list[SourceUploaded], *,
+    session: AdminSession, bars: SourceBars, uploads: list[tuple[SourceUploaded, bytes]], *,
     wait: bool, wait_s: float | None, console: Console,
 ) -> bool:  # fmt: skip
-    """Hand the sources to the running extractor; False when waiting timed out."""
+    """Upload each file as any client does (r42-sources, then source.uploaded); False on timeout.
+
+    The extractor registers the source from the object: this process writes nothing to the
+    store while a stack runs.
+    """
     assert session.publish is not None
     if not bars.tasks:  # every file was skipped: nothing will report, nothing to wait for
         return True
@@ -233,7 +261,8 @@ async def _via_stack(
             namespace=session.namespace,
         )
     try:
-        for event in events:
+        for event, data in uploads:
+            await put_source_object(session.connection, event.text_ref, data)
             await session.publish(event)
             if not wait:
                 console.print(
@@ -256,35 +285,43 @@ async def _via_stack(
 
 
 async def ingest_files(
-    settings: Settings, files: list[tuple[str, str]], *, wait: bool, wait_s: float | None
+    settings: Settings, files: list[Loaded], *, wait: bool, wait_s: float | None
 ) -> int:
-    """Register every file, then extract here or hand them to the running extractor."""
+    """Upload every file to the running extractor, or register and extract them here."""
     console = Console(highlight=False, soft_wrap=True)
     who = f"cli:{getpass.getuser() or 'unknown'}"
     async with admin_session(settings, llm=live_nats_url(settings) is None) as session:
         bars = SourceBars(new_progress(console))
-        events: list[SourceUploaded] = []
-        for name, text in files:
+        uploads: list[tuple[SourceUploaded, bytes]] = []
+        for file in files:
+            name, text = file.name, file.text
             interrupted = await unfinished_source(session.store, name=name, text=text)
             if interrupted is not None:
                 # A killed earlier ingest: continue it from its merge marks, same source id.
                 console.print(f"resuming {name} as source {interrupted.id} (interrupted)")
                 bars.add(interrupted.id, name)
-                events.append(resume_event(interrupted, text, actor="cli"))
+                uploads.append((resume_event(interrupted, file.data, actor="cli"), file.data))
                 continue
-            reg = await register_upload(session.store, name=name, text=text,
-                                        uploaded_by=who, actor="cli")  # fmt: skip
-            if reg.duplicate_of is not None:
-                console.print(f"skipped {name}: already ingested as source {reg.duplicate_of.id}")
-            elif reg.event is not None:
-                bars.add(reg.event.source_id, name)
-                events.append(reg.event)
+            digest = sha256_text(normalise_text(text))
+            duplicate = await completed_duplicate(session.store, name=name, sha256=digest)
+            if duplicate is not None:
+                console.print(f"skipped {name}: already ingested as source {duplicate.id}")
+            elif session.publish is not None:
+                event = upload_event(source_id=new_source_id(), name=name, data=file.data,
+                                     uploaded_by=who, actor="cli")  # fmt: skip
+                bars.add(event.source_id, name)
+                uploads.append((event, file.data))
+            else:
+                reg = await register_upload(session.store, name=name, text=text,
+                                            uploaded_by=who, actor="cli")  # fmt: skip
+                if reg.source is not None:
+                    bars.add(reg.source.id, name)
         if session.publish is not None:
-            finished = await _via_stack(session, bars, events, wait=wait, wait_s=wait_s,
+            finished = await _via_stack(session, bars, uploads, wait=wait, wait_s=wait_s,
                                         console=console)  # fmt: skip
             if not (finished and wait):
                 return 0 if finished else 1
-        elif events:
+        elif bars.tasks:
             # Leased while this process works on them: a rerun after a kill can tell.
             async with ingest_leases(session.store.locks, list(bars.tasks)):
                 with bars.progress:

@@ -10,6 +10,7 @@ a killed process's lease runs out after LEASE_TTL_S.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 from collections.abc import AsyncIterator, Iterable
 
 from services.extractor.ports import ExtractorStore
@@ -32,18 +33,29 @@ async def unfinished_source(store: ExtractorStore, *, name: str, text: str) -> S
     return None
 
 
-def resume_event(source: Source, text: str, *, actor: str) -> SourceUploaded:
-    """The source's own source.uploaded again (the same derived id: a re-publish dedupes)."""
+def upload_event(
+    *, source_id: str, name: str, data: bytes, uploaded_by: str, actor: str
+) -> SourceUploaded:
+    """source.uploaded for a file put into r42-sources under the source's id (as any uploader).
+
+    The event id derives from the source: a re-publish after a crash is deduplicated.
+    """
     return SourceUploaded(
-        event_id=derived_event_id(SourceUploaded.SUBJECT, source.id),
+        event_id=derived_event_id(SourceUploaded.SUBJECT, source_id),
         actor=actor,
-        source_id=source.id,
-        name=source.name,
-        sha256=source.sha256,
-        text_ref=source.id,
-        size=len(normalise_text(text).encode("utf-8")),
-        uploaded_by=source.who or actor,
+        source_id=source_id,
+        name=name,
+        sha256=hashlib.sha256(data).hexdigest(),
+        text_ref=source_id,
+        size=len(data),
+        uploaded_by=uploaded_by,
     )
+
+
+def resume_event(source: Source, data: bytes, *, actor: str) -> SourceUploaded:
+    """The interrupted source's own source.uploaded again, for its file put there again."""
+    return upload_event(source_id=source.id, name=source.name, data=data,
+                        uploaded_by=source.who or actor, actor=actor)  # fmt: skip
 
 
 @contextlib.asynccontextmanager

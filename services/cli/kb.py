@@ -214,6 +214,26 @@ def stats_command(
         console.print(table)
 
 
+def backfill_command(store: StoreOption = None) -> None:
+    """Give unasserted topics and relations their origin's provenance (safe to run again)."""
+    from services.extractor.backfill import backfill_provenance
+
+    report = run_on_store(store_url(store), backfill_provenance)
+    console = Console(highlight=False, soft_wrap=True, markup=False)
+    if not (report.topics or report.relations or report.unattributed_topics):
+        console.print("provenance: nothing to backfill (every topic and relation has a source)")
+        return
+    by = ", ".join(f"{n} by {a}" for a, n in sorted(report.by_asserter.items()))
+    console.print(f"provenance: backfilled {report.topics} topic(s) and {report.relations} "
+                  f"relation(s){f' ({by})' if by else ''}")  # fmt: skip
+    if report.unattributed_topics:
+        shown = ", ".join(report.unattributed_topics[:10])
+        more = " …" if len(report.unattributed_topics) > 10 else ""
+        console.print(f"no origin recorded for {len(report.unattributed_topics)} topic(s) "
+                      f"({shown}{more}) and {report.unattributed_relations} relation(s); "
+                      "they stay until an admin deletes them")  # fmt: skip
+
+
 def register(app: typer.Typer) -> None:
     """Register the kb commands on the root app."""
     from services.cli import kb_topic  # it imports this module's helpers
@@ -227,5 +247,6 @@ def register(app: typer.Typer) -> None:
     kb.command("import")(import_command)
     kb.command("export")(export_command)
     kb.command("stats")(stats_command)
+    kb.command("backfill-provenance")(backfill_command)
     kb_topic.register(kb)
     app.add_typer(kb, name="kb")

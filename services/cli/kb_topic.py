@@ -239,6 +239,27 @@ def _relation_command(action: str) -> Any:
     return command
 
 
+def deleted_command(
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Newest N.")] = 50,
+    store: StoreOption = None,
+) -> None:
+    """Topics an admin deleted (extraction does not bring them back): who, when, how to undo."""
+    from services.cli.kb import run_on_store, store_url
+
+    async def read(opened: Any) -> Any:
+        return await opened.tombstones.list(limit=limit)
+
+    stones = run_on_store(store_url(store), read)
+    if not stones:
+        typer.echo("no deleted topics")
+        return
+    for t in stones:
+        when = f"{t.deleted_at:%Y-%m-%d %H:%M}" if t.deleted_at else "?"
+        skips = f"; {t.skipped} extraction(s) asserted it since" if t.skipped else ""
+        undo = f"; undo: `r42 graph undo {t.undo_id}`" if t.undo_id else ""
+        typer.echo(f"{t.topic_id} ({t.label}) deleted by {t.deleted_by} at {when}{skips}{undo}")
+
+
 def register(kb: typer.Typer) -> None:
     """Register `topic` under the kb group."""
     topic = typer.Typer(name="topic", help="Show and curate one topic (admins).",
@@ -249,4 +270,5 @@ def register(kb: typer.Typer) -> None:
     topic.command("merge")(merge_command)
     topic.command("relate")(_relation_command("relation_add"))
     topic.command("unrelate")(_relation_command("relation_remove"))
+    topic.command("deleted")(deleted_command)
     kb.add_typer(topic, name="topic")

@@ -26,6 +26,7 @@ from services.extractor.config import ExtractorSettings, build_extractor_setting
 from services.extractor.graph_rpc import answer_analyze, answer_apply, answer_undo
 from services.extractor.handlers import ExtractorDeps, delta_failed, source_failed
 from services.extractor.kb_import import answer_import
+from services.extractor.objects import SourceObjects
 from services.extractor.offline import offline_plans
 from services.extractor.outcomes import ACTOR
 from services.extractor.sync_rpc import answer_sync
@@ -65,7 +66,6 @@ from shared.bus.graph_rpc import (
     GraphUndoReply,
     GraphUndoRequest,
 )
-from shared.bus.objects import read_source_object
 from shared.errors import R42Error
 from shared.runtime.service import (
     Broadcast,
@@ -105,12 +105,8 @@ def build(
     deps = ExtractorDeps(store=ctx.store, publish=ctx.publish, limiter=ctx.limiter,
                          settings=ctx.settings, extractor=ext, tasks=SourceTasks())  # fmt: skip
 
-    async def read_object(name: str) -> bytes | None:
-        # An uploader's file in the r42-sources bucket (text_ref = its object name).
-        return await read_source_object(ctx.broker.connection, name,
-                                        max_bytes=ctx.settings.max_upload_bytes)  # fmt: skip
-
-    deps.read_object = read_object
+    # Uploaded files in the r42-sources bucket (text_ref = the object's name).
+    deps.objects = SourceObjects(ctx.broker, ctx.settings.max_upload_bytes)
     sub = partial(Subscription, max_deliver=ext.max_deliver, ack_wait=ext.ack_wait_s)
     sync_lock = asyncio.Lock()
 
@@ -132,7 +128,7 @@ def build(
         return await answer_import(request, store=deps.store, publish=deps.publish)
 
     async def on_register(request: RegisterUploadRequest) -> RegisterUploadReply:
-        return await register_staged(deps.store, request,
+        return await register_staged(deps.store, request, objects=deps.objects,
                                      max_bytes=ctx.settings.max_upload_bytes,
                                      publish=deps.publish)  # fmt: skip
 

@@ -12,6 +12,7 @@ from services.extractor.curation import CURATABLE, CURATED_FIELD
 from services.extractor.outcomes import Publish, publish_kb_updated
 from services.extractor.ports import ExtractorStore
 from services.extractor.provenance import ADMIN, add_assertions
+from services.extractor.tombstones import lift
 from shared.bus import KbDeltaDecided
 from shared.errors import BadInputError
 from shared.kb import GraphDelta, validate_delta
@@ -103,6 +104,7 @@ async def decide_suggestion(
     if delta is not None:
         changes = delta_changes(delta, suggestion_id=suggestion.id, decided_by=event.decided_by)
         await store.apply_kb_changes(changes)
+        await lift(store, (t.id for t in delta.topics))  # an admin re-created them on purpose
         keys = [(r.source, r.target, r.type) for r in delta.relations]
         await add_assertions(store, ADMIN, topics=[t.id for t in delta.topics], relations=keys)
         changed = [t.id for t in delta.topics]

@@ -21,6 +21,7 @@ from services.extractor.outcomes import Publish, publish_kb_updated
 from services.extractor.pipeline import ask_with_output_retries
 from services.extractor.ports import ExtractorStore
 from services.extractor.prompts import GRAPH_SYSTEM, graph_message
+from services.extractor.tombstones import bury
 from services.extractor.tools import EMIT_GRAPH_ACTIONS, GraphActions
 from services.extractor.undo import bulk_bound, check_bound, record_before_image
 from shared.errors import BadInputError, NotFoundError
@@ -104,6 +105,7 @@ async def apply_graph_plan(
     plan: GraphPlan,
     publish: Publish | None,
     max_deletions: int | None = None,
+    by: str = "graph analysis",
 ) -> tuple[KbChangeResult, str | None]:
     """Apply a previewed plan atomically, only if the graph is still what was analysed.
 
@@ -121,7 +123,11 @@ async def apply_graph_plan(
         return KbChangeResult(applied=False), None
     check_bound(plan.changes, graph_size=len(topics), allowed=max_deletions)
     undo_id = await record_before_image(store, plan.changes, reason="graph analysis")
+    gone = await store.topics.get_many(plan.changes.topics_delete)
     result = await store.apply_kb_changes(plan.changes)
+    # Deleted and merged-away topics stay gone when a source still asserts them (undo lifts).
+    for topic in gone:
+        await bury(store, topic, by=by, undo_id=undo_id)
     if publish is not None:
         await publish_kb_updated(
             store, publish, changed_ids=plan.changed_ids, reason="graph analysis applied",

@@ -10,6 +10,17 @@ from services.extractor.tools import GraphActions
 from shared.store import KbChanges, Relation, Topic
 
 Key = tuple[str, str, str]
+ACTION_NL = {"merge": "samenvoegen", "delete": "verwijderen"}
+RELATION_NL = {"related_to": "hangt samen met", "depends_on": "hangt af van",
+               "part_of": "is onderdeel van", "executed_by": "wordt uitgevoerd door"}  # fmt: skip
+RELEVANCE_NL = {"core": "kern", "standard": "standaard", "peripheral": "rand",
+                "exclude": "uitgesloten"}  # fmt: skip
+"""Dutch words for plan rows a chat surface shows (the CLI shows the English rows)."""
+
+
+def relation_nl(source: str, kind: str, target: str) -> str:
+    """A relation in Dutch words: `a hangt samen met b`."""
+    return f"{source} {RELATION_NL.get(kind, kind)} {target}"
 
 
 @dataclass(frozen=True)
@@ -45,6 +56,7 @@ class GraphPlan:
     new_relations: tuple[Relation, ...] = ()
     relevance: tuple[PlannedRelevance, ...] = ()
     skipped: tuple[str, ...] = ()
+    skipped_nl: tuple[str, ...] = ()
     changes: KbChanges = field(default_factory=KbChanges)
     summary: str = ""
     deletion_keys: tuple[str, ...] = ()
@@ -79,12 +91,29 @@ class GraphPlan:
         rows.extend(("skipped", "", why) for why in self.skipped)
         return rows
 
-    def keyed_rows(self) -> list[tuple[str, str, str, str]]:
-        """(key, action, what, why) for every action that would change something."""
+    def lines_nl(self) -> list[tuple[str, str]]:
+        """(what, why) of every action in Dutch, in the order of `lines` (chat surfaces)."""
+        rows = []
+        for m in self.merges:
+            detail = f"{m.repointed} relatie(s) omgezet, {m.collapsed} dubbele samengevoegd"
+            rows.append((f"behoud {m.keep} ← verwijder {', '.join(m.deleted)}",
+                         f"{m.reason} ({detail})".strip()))  # fmt: skip
+        for topic_id, reason, removed in self.deletions:
+            rows.append((topic_id, f"{reason} ({removed} relatie(s) verwijderd)".strip()))
+        for r in self.new_relations:
+            rows.append((relation_nl(r.source, r.type, r.target), r.description or ""))
+        for u in self.relevance:
+            old, new = RELEVANCE_NL.get(u.old, u.old), RELEVANCE_NL.get(u.new, u.new)
+            rows.append((f"{u.topic_id}: {old} → {new}", u.reason))
+        return rows
+
+    def keyed_rows(self) -> list[tuple[str, str, str, str, str, str]]:
+        """(key, action, what, why, what in Dutch, why in Dutch) for every action."""
         keys = [m.key for m in self.merges] + list(self.deletion_keys)
         keys += list(self.relation_keys) + [u.key for u in self.relevance]
         rows = [row for row in self.lines() if row[0] != "skipped"]
-        return [(key, *row) for key, row in zip(keys, rows, strict=True)]
+        return [(key, *row, *nl)
+                for key, row, nl in zip(keys, rows, self.lines_nl(), strict=True)]  # fmt: skip
 
 
 def action_keys(actions: GraphActions) -> list[str]:
@@ -128,14 +157,25 @@ def plan_graph_actions(
     gone: dict[str, str] = {}  # deleted id → the id it merged into ("" = plain delete)
     kept: set[str] = set()
     skipped: list[str] = []
+    skipped_nl: list[str] = []
+
+    def skip(english: str, dutch: str) -> None:
+        skipped.append(english)
+        skipped_nl.append(dutch)
 
     def removable(topic_id: str, action: str) -> bool:
+        nl = ACTION_NL[action]
         if topic_id not in by_id:
-            skipped.append(f"{action}: topic {topic_id} does not exist")
+            skip(f"{action}: topic {topic_id} does not exist",
+                 f"{nl}: onderwerp {topic_id} bestaat niet")  # fmt: skip
         elif topic_id in gone or topic_id in kept:
-            skipped.append(f"{action}: {topic_id} is already part of another action")
+            skip(f"{action}: {topic_id} is already part of another action",
+                 f"{nl}: {topic_id} zit al in een andere actie")  # fmt: skip
         elif by_id[topic_id].relevance_locked:
-            skipped.append(f"{action}: {topic_id} has a locked relevance (an admin decision)")
+            skip(
+                f"{action}: {topic_id} has a locked relevance (an admin decision)",
+                f"{nl}: {topic_id} heeft een vergrendelde relevantie (besluit van een beheerder)",
+            )
         else:
             return True
         return False
@@ -144,7 +184,10 @@ def plan_graph_actions(
     for index, merge in enumerate(actions.merges):
         keep = merge.keep
         if keep not in by_id or keep in gone:
-            skipped.append(f"merge: kept topic {keep} does not exist or is removed elsewhere")
+            skip(
+                f"merge: kept topic {keep} does not exist or is removed elsewhere",
+                f"samenvoegen: te behouden onderwerp {keep} bestaat niet of gaat elders weg",
+            )
             continue
         deleted = [d for d in dict.fromkeys(merge.delete) if d != keep and removable(d, "merge")]
         if deleted:
@@ -191,9 +234,13 @@ def plan_graph_actions(
     for index, n in enumerate(actions.new_relations):
         key = (alias.get(n.source, n.source), alias.get(n.target, n.target), n.type)
         if any(end not in by_id or gone.get(end) == "" for end in key[:2]):
-            skipped.append(f"relation {n.source} -{n.type}-> {n.target}: unknown topic")
+            skip(
+                f"relation {n.source} -{n.type}-> {n.target}: unknown topic",
+                f"relatie {relation_nl(n.source, n.type, n.target)}: onbekend onderwerp",
+            )
         elif key[0] == key[1] or key in existing or key in upserts:
-            skipped.append(f"relation {n.source} -{n.type}-> {n.target}: exists already")
+            skip(f"relation {n.source} -{n.type}-> {n.target}: exists already",
+                 f"relatie {relation_nl(n.source, n.type, n.target)}: bestaat al")  # fmt: skip
         else:
             upserts[key] = Relation(source=key[0], target=key[1], type=n.type,
                                     description=n.description or None)  # fmt: skip
@@ -205,10 +252,14 @@ def plan_graph_actions(
     for index, u in enumerate(actions.relevance_updates):
         topic = by_id.get(u.id)
         if topic is None or u.id in gone:
-            skipped.append(f"relevance {u.id}: topic does not exist or is removed")
+            skip(f"relevance {u.id}: topic does not exist or is removed",
+                 f"relevantie {u.id}: onderwerp bestaat niet of gaat weg")  # fmt: skip
         elif topic.relevance_locked:
-            skipped.append(
-                f"relevance {u.id}: locked by an admin, left at {topic.learning_relevance}"
+            level = topic.learning_relevance
+            skip(
+                f"relevance {u.id}: locked by an admin, left at {level}",
+                f"relevantie {u.id}: vergrendeld door een beheerder, blijft "
+                f"{RELEVANCE_NL.get(level, level)}",
             )
         elif topic.learning_relevance != u.relevance and u.id not in {t.id for t in retopics}:
             relevance.append(
@@ -230,6 +281,7 @@ def plan_graph_actions(
         new_relations=tuple(new_relations),
         relevance=tuple(relevance),
         skipped=tuple(skipped),
+        skipped_nl=tuple(skipped_nl),
         changes=KbChanges(
             topics_upsert=retopics,
             relations_upsert=list(upserts.values()),

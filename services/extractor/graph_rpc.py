@@ -1,7 +1,7 @@
 """The extractor's answers to `rpc.extractor.graph_*`: analysis, apply a selection, undo.
 
-Authorised here against the owner's admin list (whatever a request claims); messages are
-Dutch because an admin reads them in Slack or the console.
+Authorised here against the owner's admin list (whatever a request claims); a refusal
+carries a typed code (words for each surface) and the Dutch message chat surfaces show.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from services.extractor.graph_analysis import (
     deletion_bound,
     stored_plan,
 )
+from services.extractor.graph_errors import refusal
 from services.extractor.handlers import ExtractorDeps
 from services.extractor.lifecycle import undo_change
 from services.extractor.undo import undo_entries
@@ -31,7 +32,7 @@ from shared.errors import BadInputError, NotFoundError
 
 def _require_admin(deps: ExtractorDeps, user_id: str) -> None:
     if not deps.is_admin(user_id):
-        raise BadInputError("alleen beheerders mogen de kennisgraaf analyseren of wijzigen")
+        raise refusal("not_admin")
 
 
 async def answer_analyze(
@@ -40,20 +41,23 @@ async def answer_analyze(
     """Analyse the graph and store the plan; one analysis at a time per replica."""
     _require_admin(deps, request.user_id)
     if lock.locked():
-        raise BadInputError("er loopt al een analyse; probeer het straks opnieuw")
+        raise refusal("analysis_running")
     async with lock:
         plan_id, plan, size = await analyze_and_store(
             store=deps.store, limiter=deps.limiter, by=request.user_id
         )
+    # Both wordings: chat surfaces show what/why/skipped (Dutch), the CLI the English ones.
     actions = [
         PlanAction.model_validate(
-            {"key": key, "kind": kind, "what": what[:4000], "why": why[:4000]}
+            {"key": key, "kind": kind, "what": what_nl[:4000], "why": why_nl[:4000],
+             "what_en": what[:4000], "why_en": why[:4000]}
         )
-        for key, kind, what, why in plan.keyed_rows()
-    ]
+        for key, kind, what, why, what_nl, why_nl in plan.keyed_rows()
+    ]  # fmt: skip
     return GraphPlanReply(
         plan_id=plan_id if actions else "", summary=plan.summary[:4000], actions=actions,
-        skipped=[s[:500] for s in plan.skipped[:50]], graph_size=size,
+        skipped=[s[:500] for s in plan.skipped_nl[:50]],
+        skipped_en=[s[:500] for s in plan.skipped[:50]], graph_size=size,
         bound=deletion_bound(size, None),
     )  # fmt: skip
 
@@ -65,30 +69,25 @@ async def answer_apply(request: GraphApplyRequest, *, deps: ExtractorDeps) -> Gr
         keys = None if request.every else request.keys
         plan = await stored_plan(deps.store, request.plan_id, keys)
     except NotFoundError:
-        raise BadInputError(
-            "dit plan is onbekend of verlopen (plannen blijven een dag); analyseer opnieuw"
-        ) from None
+        raise refusal("plan_unknown") from None
     if plan.empty:
-        raise BadInputError("de gekozen acties veranderen niets (meer); er is niets toegepast")
+        raise refusal("nothing_to_apply")
     size = (await deps.store.topics.counts()).total
     bound = deletion_bound(size, request.max_deletions)
     deleting = len(set(plan.changes.topics_delete))
     if deleting > bound:
-        raise BadInputError(
-            f"deze selectie verwijdert {deleting} van {size} onderwerpen; de grens is {bound} "
-            "(10 % van de graaf, minstens 5, hoogstens 20). Er is niets toegepast: kies minder "
-            "verwijderingen of samenvoegingen"
-        )
+        raise refusal("over_bound", deleting=deleting, size=size, bound=bound)
     try:
         _, undo_id = await apply_graph_plan(
-            store=deps.store, plan=plan, publish=deps.publish, max_deletions=request.max_deletions
+            store=deps.store,
+            plan=plan,
+            publish=deps.publish,
+            max_deletions=request.max_deletions,
+            by=request.user_id,
         )
     except BadInputError as exc:
         if "changed since the preview" in str(exc):
-            raise BadInputError(
-                "de kennisgraaf is veranderd sinds deze analyse; er is niets toegepast. "
-                "Analyseer opnieuw"
-            ) from None
+            raise refusal("graph_changed") from None
         raise
     assert undo_id is not None  # a non-empty plan always records its before-image
     return GraphApplyReply(
@@ -101,7 +100,7 @@ async def answer_undo(request: GraphUndoRequest, *, deps: ExtractorDeps) -> Grap
     """Undo one applied change by its id."""
     _require_admin(deps, request.user_id)
     if request.undo_id not in {e.id for e in await undo_entries(deps.store)}:
-        raise BadInputError(f"er is geen wijziging {request.undo_id} om ongedaan te maken")
+        raise refusal("no_such_change", undo_id=request.undo_id)
     done, touched = await undo_change(
         store=deps.store, undo_id=request.undo_id, publish=deps.publish
     )

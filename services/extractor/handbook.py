@@ -19,6 +19,7 @@ from services.extractor.curation import curation_marks, keep_curated
 from services.extractor.github import GitHubClient, RateLimitedError, RepoFile, TreeListing
 from services.extractor.merge import plan_against_store, relations_for_store, topics_for_store
 from services.extractor.outcomes import Publish, publish_kb_updated
+from services.extractor.pending import keep_file_pending, move_pending, resolve_pending
 from services.extractor.pipeline import ask_with_output_retries, to_bus_payload
 from services.extractor.ports import ExtractorStore
 from services.extractor.prompts import HANDBOOK_SYSTEM, PROMPT_VERSION, handbook_message
@@ -32,6 +33,7 @@ from services.extractor.provenance import (
 from services.extractor.recent import recent_topic_ids
 from services.extractor.review import hold_if_over_bound
 from services.extractor.runner import describe_error
+from services.extractor.tombstones import count_skips, without_tombstoned
 from services.extractor.tools import EMIT_HANDBOOK_DELTA, HandbookDelta
 from shared.bus import ExtractedRelation, Topic
 from shared.config import Settings
@@ -145,6 +147,8 @@ async def merge_file(
     relations: list[ExtractedRelation],
 ) -> FileOutcome:  # fmt: skip
     """Merge one file's extraction (curated fields kept) and retract what it no longer says."""
+    unburied = await without_tombstoned(store, topics, relations)  # deleted by an admin
+    topics, relations = unburied.topics, unburied.relations
     plan, existing = await plan_against_store(store, topics, relations)
     metadata = {"source": HANDBOOK_SOURCE, "path": name, "blob_sha": file.sha,
                 "prompt_version": PROMPT_VERSION}  # fmt: skip
@@ -163,8 +167,12 @@ async def merge_file(
         return FileOutcome(path=file.path, status="held", topics_updated=plan.topics_updated,
                            error=f"held for review: it would rewrite {plan.topics_updated} "
                                  "existing topics (see `r42 graph held`)")  # fmt: skip
+    asserter = asserter_of(name)
+    await keep_file_pending(store, plan, asserter=asserter)  # before the write: never lost
     if not changes.empty:
         await store.apply_kb_changes(changes)
+    await resolve_pending(store, (t.id for t in changes.topics_upsert))
+    await count_skips(store, unburied.skipped, asserter=asserter)
     retraction = await replace_assertions(store, asserter_of(name), topics=asserted.topics,
                                           relations=asserted.relations)  # fmt: skip
     return FileOutcome(
@@ -196,6 +204,7 @@ async def sync_file(
                                  max_bytes=settings.max_upload_bytes)  # fmt: skip
     except (EmptyDocumentError, FormatError) as exc:
         retraction = await retract_all(store, asserter_of(name))
+        await store.pending_merges.clear(asserter_of(name))
         await store.handbook_sync.put(file.path, file.sha)
         return FileOutcome(path=file.path, status="skipped", error=str(exc),
                            removed_ids=tuple(retraction.removed_ids))  # fmt: skip
@@ -234,14 +243,16 @@ async def _moves(
         target = fresh.pop(sha, None)
         old_name = relative_name(path, root)
         if target is not None:
-            await rename_asserter(store, asserter_of(old_name),
-                                  asserter_of(relative_name(target.path, root)))  # fmt: skip
+            old, new = asserter_of(old_name), asserter_of(relative_name(target.path, root))
+            await rename_asserter(store, old, new)
+            await move_pending(store, old, new)
             await store.handbook_sync.put(target.path, sha)
             await store.handbook_sync.delete(path)
             renamed_to.add(target.path)
             outcomes.append(FileOutcome(path=target.path, status="renamed", renamed_from=path))
             continue
         retraction: Retraction = await retract_all(store, asserter_of(old_name))
+        await store.pending_merges.clear(asserter_of(old_name))
         await store.handbook_sync.delete(path)
         outcomes.append(FileOutcome(path=path, status="deleted",
                                     removed_ids=tuple(retraction.removed_ids)))  # fmt: skip

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from services.extractor.admins import is_graph_admin
@@ -12,6 +11,7 @@ from services.extractor.cancel import SourceTasks
 from services.extractor.config import ExtractOptions, ExtractorSettings
 from services.extractor.deltas import decide_suggestion
 from services.extractor.merge import merge_chunk
+from services.extractor.objects import SourceObjects
 from services.extractor.outcomes import ACTOR, Publish, fail_source, in_flow, mark_cancelled
 from services.extractor.ports import ExtractorStore
 from services.extractor.runner import run_source
@@ -34,8 +34,6 @@ from shared.store import Source
 
 log = logging.getLogger(__name__)
 
-ReadObject = Callable[[str], Awaitable[bytes | None]]
-
 
 @dataclass
 class ExtractorDeps:
@@ -47,7 +45,7 @@ class ExtractorDeps:
     settings: Settings
     extractor: ExtractorSettings
     tasks: SourceTasks
-    read_object: ReadObject | None = None
+    objects: SourceObjects | None = None
 
     @property
     def options(self) -> ExtractOptions:
@@ -60,38 +58,40 @@ class ExtractorDeps:
 
 
 async def ensure_source(
-    store: ExtractorStore, event: SourceUploaded, *, read_object: ReadObject | None = None,
+    store: ExtractorStore, event: SourceUploaded, *, objects: SourceObjects | None = None,
     max_bytes: int = 10 * 1024 * 1024,
 ) -> None:  # fmt: skip
-    """Create the source row if the uploader did not (its text: a stored text or an object).
+    """Register the source from its object in r42-sources unless it is registered already.
 
-    `text_ref` names an object in the r42-sources bucket (any NATS uploader) or, for the
-    project's own uploaders, a stored text; its sha256 and size must match the event.
+    `text_ref` names the uploaded file (docs/asyncapi.yaml); its size and sha256 must match
+    the event. The text is kept with the source (identified by the text's own sha256, as
+    every entry point does) and the object deleted. A source registered before this event
+    (rpc.extractor.register_upload, a resumed ingest, a redelivery) is not read again.
     """
     if await store.sources.get(event.source_id) is not None:
+        if objects is not None:
+            await objects.drop(event.text_ref)  # a resumed ingest puts its file again
         return
-    text = await store.source_texts.get(event.text_ref)
-    if text is not None:
-        if sha256_text(text) != event.sha256:
-            raise BadInputError(f"source {event.source_id}: the stored text does not match sha256")
-    else:
-        data = await read_object(event.text_ref) if read_object is not None else None
-        if data is None:
-            raise BadInputError(
-                f"source {event.source_id}: no object {event.text_ref!r} in the r42-sources "
-                "bucket (put the file there first; text_ref is its object name)"
-            )
-        if len(data) != event.size or hashlib.sha256(data).hexdigest() != event.sha256:
-            raise BadInputError(
-                f"source {event.source_id}: object {event.text_ref!r} does not match the "
-                f"event's size and sha256 ({len(data)} bytes received, {event.size} announced)"
-            )
-        text = decode_upload(data, name=event.name, max_bytes=max_bytes)
-    if event.text_ref != event.source_id:
-        await store.source_texts.put(event.source_id, text)
+    data = await objects.read(event.text_ref) if objects is not None else None
+    if data is None:
+        raise BadInputError(
+            f"source {event.source_id}: no object {event.text_ref!r} in the r42-sources "
+            "bucket (put the file there first; text_ref is its object name)"
+        )
+    if len(data) != event.size or hashlib.sha256(data).hexdigest() != event.sha256:
+        raise BadInputError(
+            f"source {event.source_id}: object {event.text_ref!r} does not match the "
+            f"event's size and sha256 ({len(data)} bytes received, {event.size} announced)"
+        )
+    text = decode_upload(data, name=event.name, max_bytes=max_bytes)
+    # Text first: a source row never points at missing text.
+    await store.source_texts.put(event.source_id, text)
     await store.sources.create(
-        Source(id=event.source_id, name=event.name, sha256=event.sha256, who=event.uploaded_by)
-    )
+        Source(id=event.source_id, name=event.name, sha256=sha256_text(text),
+               who=event.uploaded_by)
+    )  # fmt: skip
+    if objects is not None:
+        await objects.drop(event.text_ref)
 
 
 def source_failed(event: SourceUploaded | SourceCancelled, error: str) -> SourceFailed:
@@ -108,7 +108,7 @@ async def on_source_uploaded(deps: ExtractorDeps, event: SourceUploaded) -> None
     last = delivery.last if delivery is not None else True
     publish = in_flow(deps.publish, event.correlation_id)
     try:
-        await ensure_source(deps.store, event, read_object=deps.read_object,
+        await ensure_source(deps.store, event, objects=deps.objects,
                             max_bytes=deps.settings.max_upload_bytes)  # fmt: skip
     except BadInputError as exc:
         await fail_source(deps.store, event.source_id, str(exc), publish)

@@ -10,6 +10,7 @@ from typing import Any
 
 from services.extractor.outcomes import Publish, publish_kb_updated
 from services.extractor.ports import ExtractorStore
+from services.extractor.tombstones import lift
 from shared.bus import new_event_id
 from shared.bus.extractor_rpc import KbImportProblem, KbImportReply, KbImportRequest
 from shared.store import ImportPlan, ImportRejectedError, import_kb
@@ -28,6 +29,7 @@ async def import_graph(
     ImportRejectedError (nothing written) when rows are invalid and skip_invalid is off.
     """
     plan = await import_kb(store, doc, skip_invalid=skip_invalid)  # type: ignore[arg-type]
+    await lift(store, (t.id for t in plan.topics))  # imported on purpose: deleted no longer
     if plan.topics or plan.relations:
         changed = [t.id for t in plan.topics]
         changed += [end for r in plan.relations for end in (r.source, r.target)]

@@ -21,6 +21,7 @@ from services.extractor.pending import pending_of_plan, resolve_pending, settle_
 from services.extractor.ports import ExtractorStore
 from services.extractor.provenance import Assertions, add_assertions, asserted_by_result
 from services.extractor.review import hold_if_over_bound
+from services.extractor.tombstones import count_skips, without_tombstoned
 from shared.bus import ChunkExtracted
 from shared.errors import BadInputError, TransientError
 from shared.kb import MergePlan, plan_merge, to_kebab_id
@@ -41,6 +42,7 @@ class MergeOutcome:
     relations_added: int = 0
     relations_dropped: int = 0
     relations_pending: int = 0
+    topics_tombstoned: int = 0
     completed: bool = False
     held: bool = False
 
@@ -53,6 +55,7 @@ class MergeOutcome:
             relations_added=self.relations_added + later.relations_added,
             relations_dropped=self.relations_dropped + later.relations_dropped,
             relations_pending=self.relations_pending + later.relations_pending,
+            topics_tombstoned=self.topics_tombstoned + later.topics_tombstoned,
             completed=self.completed or later.completed,
         )
 
@@ -188,7 +191,9 @@ async def _apply_chunk(
     store: ExtractorStore, source: Source, event: ChunkExtracted, publish: Publish
 ) -> MergeOutcome:
     """Upsert one chunk's topics and relations (never deletes), then report progress."""
-    plan, existing = await plan_against_store(store, event.topics, event.relations)
+    # What an admin deleted stays deleted (its relations go with it); the skip is counted.
+    unburied = await without_tombstoned(store, event.topics, event.relations)
+    plan, existing = await plan_against_store(store, unburied.topics, unburied.relations)
     metadata = {"source": source.name, "source_id": source.id,
                 "prompt_version": event.prompt_version}  # fmt: skip
     # What an admin set is kept; a differing extracted value becomes a suggestion for them.
@@ -198,7 +203,7 @@ async def _apply_chunk(
     await suggest_differences(store, differing, {t.id: t for t in planned},
                               source_name=source.name, source_id=source.id)  # fmt: skip
     changes = KbChanges(topics_upsert=upserts, relations_upsert=relations_for_store(plan))
-    asserted = asserted_by_result(plan, existing, event.topics, event.relations)
+    asserted = asserted_by_result(plan, existing, unburied.topics, unburied.relations)
     pending = pending_of_plan(plan, source_id=source.id, chunk_index=event.chunk_index)
     if await hold_if_over_bound(store, key=f"{source.id}:{event.chunk_index}",
                                 asserter=source.id, updated_ids=list(plan.updated_ids),
@@ -223,6 +228,7 @@ async def _apply_chunk(
         log.info("chunk %d of %s was merged before; skipped", event.chunk_index, source.id)
         completed = await _finish(store, source.id, publish, republish=True)
         return MergeOutcome(applied=False, completed=completed)
+    await count_skips(store, unburied.skipped, asserter=source.id)
     progress = await add_progress(
         store, source.id, changed_ids=plan.changed_ids,
         topics_added=plan.topics_added, topics_updated=plan.topics_updated,
@@ -251,6 +257,7 @@ async def _apply_chunk(
         relations_added=plan.relations_added,
         relations_dropped=plan.relations_dropped,
         relations_pending=len(pending),
+        topics_tombstoned=len(unburied.skipped),
         completed=completed,
     )
 

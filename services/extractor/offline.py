@@ -62,7 +62,9 @@ def _topic(topic_id: str, label: str, kind: str, text: str) -> dict[str, Any]:
 
 def _mentions(text: str, topic_id: str) -> bool:
     phrase = topic_id.replace("-", " ")
-    if len(phrase) < _MIN_MENTION_CHARS:
+    # The substring test first: most known ids are not in a section at all (the hint holds up
+    # to 200), and it is far cheaper than building a pattern for each.
+    if len(phrase) < _MIN_MENTION_CHARS or phrase not in text:
         return False
     return re.search(rf"\b{re.escape(phrase)}\b", text) is not None
 

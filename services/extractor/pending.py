@@ -4,6 +4,8 @@ A chunk may name a topic that a later chunk (or another source) introduces. Inst
 dropping such a relation, the merge keeps it pending; every later merge that adds topics
 applies the pending relations whose endpoints now both exist. When a source completes,
 what is still pending is dropped and counted (`relations_dropped`), with the reason logged.
+A handbook file's pending relations stay until that file's next version (or deletion): the
+topic may come from a file synced later.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ from shared.store import KbChanges, PendingRelation, Relation
 
 log = logging.getLogger(__name__)
 
+HANDBOOK_PREFIX = "handbook:"
+"""Asserters of handbook files (`handbook:<path>`): pending per file, until its next version."""
+
 
 def pending_of_plan(plan: MergePlan, *, source_id: str, chunk_index: int) -> list[PendingRelation]:
     """The plan's relations to topics not there yet, as pending rows of this chunk."""
@@ -32,6 +37,29 @@ def pending_of_plan(plan: MergePlan, *, source_id: str, chunk_index: int) -> lis
         )
         for r in plan.pending
     ]  # fmt: skip
+
+
+async def keep_file_pending(store: ExtractorStore, plan: MergePlan, *, asserter: str) -> int:
+    """A handbook file's relations to topics not synced yet replace its last version's.
+
+    Applied when the topic arrives (resolve_pending), so the graph does not depend on the
+    order files sync in; returns how many wait.
+    """
+    await store.pending_merges.clear(asserter)
+    return await store.pending_merges.add_relations(
+        pending_of_plan(plan, source_id=asserter, chunk_index=0)
+    )
+
+
+async def move_pending(store: ExtractorStore, old: str, new: str) -> int:
+    """A renamed file's pending relations go with it (same content, new asserter name)."""
+    waiting = await store.pending_merges.relations_of(old)
+    if not waiting:
+        return 0
+    moved = [p.model_copy(update={"source_id": new}) for p in waiting]
+    await store.pending_merges.add_relations(moved)  # first: a crash in between loses none
+    await store.pending_merges.clear(old)
+    return len(moved)
 
 
 async def resolve_pending(store: ExtractorStore, topic_ids: Iterable[str]) -> int:
@@ -63,7 +91,8 @@ async def resolve_pending(store: ExtractorStore, topic_ids: Iterable[str]) -> in
     removed = await store.pending_merges.remove_relations(ready)
     if removed:
         for source_id, keys in sorted(by_source.items()):
-            await add_progress(store, source_id, changed_ids=(), relations_added=len(keys))
+            if not source_id.startswith(HANDBOOK_PREFIX):  # a file has no progress counts
+                await add_progress(store, source_id, changed_ids=(), relations_added=len(keys))
         log.info("applied %d pending relation(s) whose endpoint arrived", removed)
     return removed
 

@@ -25,6 +25,7 @@ from shared.store import (
     SourceRepository,
     SourceTextRepository,
     SuggestionRepository,
+    TombstoneRepository,
     TopicRepository,
 )
 
@@ -105,6 +106,11 @@ class ExtractorStore(Protocol):
     @property
     def pending_merges(self) -> PendingMergeRepository:
         """Chunk results held for their predecessors; relations waiting for an endpoint."""
+        ...
+
+    @property
+    def tombstones(self) -> TombstoneRepository:
+        """Topics an admin deleted: extraction skips them."""
         ...
 
     @property

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from services.extractor.outcomes import Publish, publish_kb_updated
 from services.extractor.ports import ExtractorStore
 from services.extractor.provenance import ADMIN, add_assertions
+from services.extractor.tombstones import bury
 from services.extractor.undo import record_before_image
 from shared.bus.topic_rpc import TopicAction, TopicReply
 from shared.errors import BadInputError, NotFoundError
@@ -189,6 +190,8 @@ async def delete_topic(
         KbChanges(topics_delete=[topic.id]),
         reason=f"topic.delete {topic.id} by {request.actor}",
     )
+    # A source that still asserts it must not bring it back (undo of this change lifts it).
+    await bury(store, topic, by=request.actor, undo_id=undo_id)
     await store.curation.unmark(topic.id)
     neighbours = sorted({end for r in relations for end in (r.source, r.target)} - {topic.id})
     await _announce(
@@ -235,6 +238,8 @@ async def merge_topic(
     )
     why = f"topic {topic.id} merged into {into.id} by {request.actor}"
     undo_id = await _write(store, changes, reason=why)
+    # A source that still names the merged-away topic must not bring the duplicate back.
+    await bury(store, topic, by=request.actor, undo_id=undo_id)
     await add_assertions(store, ADMIN, topics=[], relations=list(moved))
     await store.curation.unmark(topic.id)
     changed = sorted({into.id, *(end for k in moved for end in k[:2])})

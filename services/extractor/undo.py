@@ -124,5 +124,7 @@ async def undo(
         if now.relevance_locked:
             before = unlocked[now.id]
             await store.topics.set_relevance(now.id, before.learning_relevance, lock=False)
+    # A restored topic is no longer deleted: extraction may assert it again.
+    await store.tombstones.remove(t.id for t in batch.topics_before)
     await store.change_log.mark_undone(undo_id, by=by)  # after the write: a failure can retry
     return undo_id, result, sorted({t.id for t in batch.topics_before} | set(batch.topics_absent))

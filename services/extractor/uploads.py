@@ -7,6 +7,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from services.extractor.objects import SourceObjects
 from services.extractor.outcomes import Publish
 from services.extractor.ports import ExtractorStore
 from shared.bus import SourceUploaded, derived_event_id
@@ -30,6 +31,11 @@ def decode_upload(data: bytes, *, name: str, max_bytes: int) -> str:
 
 def load_document(path: Path, *, max_bytes: int, name: str | None = None) -> Document:
     """Read and check a local file without loading more than the size limit."""
+    return load_file(path, max_bytes=max_bytes, name=name)[1]
+
+
+def load_file(path: Path, *, max_bytes: int, name: str | None = None) -> tuple[bytes, Document]:
+    """A local file's bytes and its checked document (never more than the size limit read)."""
     if not path.exists():
         raise BadInputError(f"{path}: no such file")
     if not path.is_file():
@@ -45,7 +51,7 @@ def load_document(path: Path, *, max_bytes: int, name: str | None = None) -> Doc
             data = handle.read(max_bytes + 1)
     except OSError as exc:
         raise BadInputError(f"{path}: cannot read it ({exc.strerror})") from None
-    return read_document(data, name=name or str(path), max_bytes=max_bytes)
+    return data, read_document(data, name=name or str(path), max_bytes=max_bytes)
 
 
 def read_upload(path: Path, *, max_bytes: int) -> str:
@@ -100,11 +106,14 @@ async def register_upload(
     uploaded_by: str,
     actor: str,
     source_id: str | None = None,
+    text_ref: str | None = None,
 ) -> Registration:
     """Store the source and its text (status pending) and build its source.uploaded event.
 
     A source with the same name and sha256 that already completed is not stored again:
-    the result says which one it duplicates.
+    the result says which one it duplicates. `text_ref` names the object the text was read
+    from (a staged upload); the extractor registers it here, so the event's readers never
+    read that object again.
     """
     if not name.strip():
         raise BadInputError("a source needs a name")
@@ -128,7 +137,7 @@ async def register_upload(
         source_id=source_id,
         name=name,
         sha256=digest,
-        text_ref=source_id,
+        text_ref=text_ref or source_id,
         size=len(text.encode("utf-8")),
         uploaded_by=uploaded_by,
     )
@@ -136,22 +145,26 @@ async def register_upload(
 
 
 async def register_staged(
-    store: ExtractorStore, request: RegisterUploadRequest, *, max_bytes: int, publish: Publish
-) -> RegisterUploadReply:
-    """rpc.extractor.register_upload: register a staged text, announce it, drop the staging."""
-    staged = await store.source_texts.get(request.text_ref)
-    if staged is None:
-        raise BadInputError(f"no staged text under {request.text_ref!r}")
-    # Staged texts are text already (a surface extracted a PDF, or it was pasted without a
+    store: ExtractorStore, request: RegisterUploadRequest, *, objects: SourceObjects | None,
+    max_bytes: int, publish: Publish,
+) -> RegisterUploadReply:  # fmt: skip
+    """rpc.extractor.register_upload: register a staged object, announce it, drop the object."""
+    data = await objects.read(request.text_ref) if objects is not None else None
+    if data is None:
+        raise BadInputError(
+            f"no object {request.text_ref!r} in the r42-sources bucket (put the text there first)"
+        )
+    # Staged objects are text already (a surface extracted a PDF, or it was pasted without a
     # file name): read them as markdown whatever the source is called.
-    text = decode_upload(staged.encode("utf-8"), name=f"{request.name}.md", max_bytes=max_bytes)
+    text = decode_upload(data, name=f"{request.name}.md", max_bytes=max_bytes)
     registration = await register_upload(
         store, name=request.name, text=text, uploaded_by=request.uploaded_by,
-        actor=request.uploaded_by,
+        actor=request.uploaded_by, text_ref=request.text_ref,
     )  # fmt: skip
     if registration.event is not None:
         await publish(registration.event)
-    await store.source_texts.delete(request.text_ref)
+    if objects is not None:
+        await objects.drop(request.text_ref)  # the store holds the text now
     if registration.duplicate_of is not None:
         found = registration.duplicate_of
         return RegisterUploadReply(source_id=found.id, name=found.name, duplicate=True)

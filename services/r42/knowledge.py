@@ -41,6 +41,7 @@ from shared.kb import (
     build_kb_catalogue,
     build_kb_context,
 )
+from shared.kb.overlay import Layered
 from shared.store import Relation, Topic
 
 log = logging.getLogger(__name__)
@@ -82,6 +83,10 @@ async def _summaries(store: R42Store, topic_ids: list[str]) -> dict[str, str]:
     return out
 
 
+def _layered[V](mapping: Mapping[str, V]) -> Layered[str, V]:
+    return mapping if isinstance(mapping, Layered) else Layered(mapping)
+
+
 def _label_key(topic: Topic) -> str:
     return topic.label.strip().casefold()
 
@@ -109,23 +114,25 @@ def updated_snapshot(
     """
     affected = removed | {topic.id for topic in changed}
     index = snapshot.index.updated(changed=changed, removed=removed, summaries=summaries)
-    topics = dict(snapshot.topics)
-    labels = dict(snapshot.labels)
+    before = snapshot.topics
+    topics = _layered(before).derive(put=((topic.id, topic) for topic in changed), drop=removed)
+    labels = _layered(snapshot.labels)
     lost: set[str] = set()
     for topic_id in affected:
-        old = topics.pop(topic_id, None)
+        old = before.get(topic_id)
         if old is not None and labels.get(key := _label_key(old)) == topic_id:
-            del labels[key]
             lost.add(key)
-    topics.update((topic.id, topic) for topic in changed)
-    for label, topic_id in _labels(changed).items():
-        labels.setdefault(label, topic_id)
-        lost.discard(label)
-    if lost:
+    fresh = {
+        label: i for label, i in _labels(changed).items() if label in lost or label not in labels
+    }
+    labels = labels.derive(drop=lost - fresh.keys(), put=fresh.items())
+    if lost - fresh.keys():
         # A removed or renamed label another topic shares: that topic takes it over.
+        taken: dict[str, str] = {}
         for topic in topics.values():
-            if (key := _label_key(topic)) in lost:
-                labels.setdefault(key, topic.id)
+            if (key := _label_key(topic)) in lost and key not in fresh:
+                taken.setdefault(key, topic.id)
+        labels = labels.derive(put=taken.items())
     return KbSnapshot(
         index=index,
         topics=topics,
@@ -138,8 +145,9 @@ def updated_snapshot(
 
 def _built(cache: IndexCache, topics: list[Topic], summaries: dict[str, str]) -> RetrievalIndex:
     index = cache.get_or_build(topics, summaries=summaries)
-    # The first search compiles the query kernels (once per machine, then cached on
-    # disk); here, in the worker thread, not in the first turn on the event loop.
+    # On a KB large enough for the compiled kernels (shared.kb.scoring), the first search
+    # imports numba and loads them (compiled once per machine, then cached on disk): here,
+    # in the worker thread, not in the first turn on the event loop.
     index.search("r42")
     return index
 
@@ -156,9 +164,9 @@ async def load_snapshot(store: R42Store, *, index_cache: IndexCache | None = Non
     return await asyncio.to_thread(
         lambda: KbSnapshot(
             index=index,
-            topics={topic.id: topic for topic in topics},
+            topics=Layered((topic.id, topic) for topic in topics),
             relations=RelationIndex(relations),
-            labels=_labels(topics),
+            labels=Layered(_labels(topics)),
             catalogue=build_kb_catalogue(topics, order=index.sorted_ids),
             built_at=time.monotonic(),
         )

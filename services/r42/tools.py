@@ -29,6 +29,7 @@ class _Lenient(BaseModel):
 
 
 MAX_QUERY_CHARS = 200
+MAX_ID_CHARS = 200
 MAX_TOOL_HOPS = 3
 """Model rounds answered with tool calls per turn (search_kb and lookup_topic calls: as many)."""
 
@@ -52,7 +53,12 @@ class SearchKbInput(_Lenient):
 class LookupTopicInput(_Lenient):
     """Input of lookup_topic."""
 
-    id: str = Field(default="", description="The topic id, as shown in [brackets] in the context.")
+    # Any, as search_kb's query: the turn answers a non-string id with an error result.
+    id: Any = Field(
+        default="",
+        description="The topic id, as shown in [brackets] in the context.",
+        json_schema_extra={"type": "string", "maxLength": MAX_ID_CHARS},
+    )
 
 
 class ProposedTopic(_Lenient):

@@ -56,6 +56,7 @@ from services.r42.sources import answer_sources
 from services.r42.thread import history_messages, load_thread
 from services.r42.tools import (
     LOOKUP_TOOL_NAME,
+    MAX_ID_CHARS,
     MAX_QUERY_CHARS,
     MAX_TOOL_HOPS,
     PROPOSE_TOOL_NAME,
@@ -245,7 +246,7 @@ async def _converse(
     system = system_blocks(
         catalogue_text=snapshot.catalogue, context_text=context.text,
         user_id=request.user_id, user_name=request.user_name, is_admin=is_admin,
-        language=language, relevant=context.relevant,
+        language=language, relevant=turn.relevant,
     )  # fmt: skip
     messages: list[dict[str, Any]] = [
         *history_messages(history),
@@ -300,7 +301,13 @@ async def _run_tool(
     if use.name == SEARCH_TOOL_NAME:
         return _search(use, snapshot=snapshot, turn=turn)
     if use.name == LOOKUP_TOOL_NAME:
-        topic_id = str(getattr(use.parsed, "id", ""))
+        topic_id = use.input.get("id")
+        if not isinstance(topic_id, str) or len(topic_id) > MAX_ID_CHARS:
+            return use.result(
+                f"lookup_topic heeft een onderwerp-id nodig (tekst, hooguit {MAX_ID_CHARS} "
+                "tekens), zoals tussen [haken] in de context.",
+                is_error=True,
+            )
         found = await lookup_topic(store, topic_id, labels=snapshot.labels)
         turn.lookups.append(found)
         turn.relevant = turn.relevant or found.topic is not None

@@ -79,7 +79,8 @@ class SourceUploaded(Event):
     text_ref: str = Field(
         min_length=1, max_length=500,
         description="Name of the object holding the file in the JetStream object store "
-        "bucket r42-sources (put it there first)",
+        "bucket r42-sources (put it there first). The extractor reads it once, when it "
+        "registers the source, keeps the text and deletes the object",
     )  # fmt: skip
     size: NonNegativeInt = Field(description="Size of that object in bytes")
     uploaded_by: Id

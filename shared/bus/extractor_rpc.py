@@ -68,9 +68,10 @@ class KbImportReply(BaseModel):
 REGISTER_UPLOAD_SUBJECT = "rpc.extractor.register_upload"
 """An uploader registers a staged text as a source: RegisterUploadRequest → RegisterUploadReply.
 
-The uploader first stores the raw text in source_texts under `text_ref` (texts can exceed a
-NATS message); the extractor normalises and hashes it, applies its duplicate rule, stores
-the source and announces `source.uploaded`. One registration rule for every uploader.
+The uploader first puts the text into the r42-sources object store under `text_ref` (texts
+can exceed a NATS message); the extractor reads it, normalises and hashes it, applies its
+duplicate rule, stores the source, announces `source.uploaded` and deletes the object. One
+registration rule for every uploader.
 """
 
 

@@ -3,7 +3,8 @@
 An admin asks for an analysis (the plan is stored by the extractor under a plan id), applies
 a selection of its actions (re-validated against the graph, bounded, undoable) or undoes an
 applied change. The extractor authorises every request against its own admin list; errors
-come back as error replies (bad_input) with a message for the admin.
+come back as error replies (bad_input) with a Dutch message for chat surfaces and a typed
+reason (`code` in GraphErrorCode, `params`) that other surfaces (the CLI) word themselves.
 """
 
 from __future__ import annotations
@@ -18,6 +19,17 @@ GRAPH_APPLY_SUBJECT = "rpc.extractor.graph_apply"
 """GraphApplyRequest → GraphApplyReply."""
 GRAPH_UNDO_SUBJECT = "rpc.extractor.graph_undo"
 """GraphUndoRequest → GraphUndoReply."""
+
+GraphErrorCode = Literal[
+    "not_admin",  # no params
+    "analysis_running",  # no params
+    "plan_unknown",  # no params
+    "nothing_to_apply",  # no params
+    "over_bound",  # deleting, size, bound
+    "graph_changed",  # no params
+    "no_such_change",  # undo_id
+]
+"""Why the KG owner refused a graph request (the error's `code`; `params` as noted)."""
 
 _User = Field(min_length=1, max_length=200)
 _PlanId = Field(min_length=1, max_length=100, pattern=r"^plan-[0-9a-f]{8,64}$")
@@ -34,12 +46,14 @@ class GraphAnalyzeRequest(_Model):
 
 
 class PlanAction(_Model):
-    """One action of a plan, as the admin chooses it."""
+    """One action of a plan, as the admin chooses it (`what`/`why` Dutch, `*_en` English)."""
 
     key: str = Field(min_length=2, max_length=8, pattern=r"^[mdrv]\d{1,3}$")
     kind: Literal["merge", "delete", "relation", "relevance"]
     what: str = Field(max_length=4000)
     why: str = Field(default="", max_length=4000)
+    what_en: str = Field(default="", max_length=4000)
+    why_en: str = Field(default="", max_length=4000)
 
 
 class GraphPlanReply(_Model):
@@ -49,6 +63,8 @@ class GraphPlanReply(_Model):
     summary: str = Field(default="", max_length=4000)
     actions: list[PlanAction] = Field(default_factory=list)
     skipped: list[str] = Field(default_factory=list)
+    """Refused actions, in Dutch (chat surfaces); `skipped_en` the same in English (the CLI)."""
+    skipped_en: list[str] = Field(default_factory=list)
     graph_size: int = Field(default=0, ge=0)
     bound: int = Field(default=0, ge=0)
 

@@ -1,8 +1,9 @@
 """Source files in the JetStream object store bucket `r42-sources` (`text_ref` = object name).
 
 Any NATS client with an uploader credential can put a file there and publish
-`source.uploaded` naming it; the extractor reads the object, checks its size and sha256,
-and keeps the text with the source. Object names are the uploader's own (a path, say).
+`source.uploaded` naming it; R42's own CLI and surfaces do the same. The extractor reads the
+object once, when it registers the source, checks its size and sha256, keeps the text with
+the source and deletes the object. Object names are the uploader's own (a path, say).
 """
 
 from __future__ import annotations
@@ -10,7 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from nats.errors import Error as NatsError
-from nats.js.errors import BucketNotFoundError, NotFoundError, ObjectNotFoundError
+from nats.js.errors import (
+    BucketNotFoundError,
+    NotFoundError,
+    ObjectDeletedError,
+    ObjectNotFoundError,
+)
 
 from shared.errors import BadInputError, BusError
 
@@ -27,7 +33,7 @@ async def read_source_object(connection: Any, name: str, *, max_bytes: int) -> b
     try:
         bucket = await js.object_store(SOURCES_BUCKET)
         info = await bucket.get_info(name)
-    except (BucketNotFoundError, ObjectNotFoundError, NotFoundError):
+    except (BucketNotFoundError, ObjectNotFoundError, ObjectDeletedError, NotFoundError):
         return None
     except NatsError as exc:
         raise BusError(f"reading object {name!r} from {SOURCES_BUCKET}: {exc}") from exc
@@ -53,3 +59,16 @@ async def put_source_object(connection: Any, name: str, data: bytes) -> None:
         await bucket.put(name, data)
     except NatsError as exc:
         raise BusError(f"storing object {name!r} in {SOURCES_BUCKET}: {exc}") from exc
+
+
+async def delete_source_object(connection: Any, name: str) -> bool:
+    """Remove object `name` from r42-sources; False when it (or the bucket) is not there."""
+    js = connection.jetstream()
+    try:
+        bucket = await js.object_store(SOURCES_BUCKET)
+        await bucket.delete(name)
+    except (BucketNotFoundError, ObjectNotFoundError, ObjectDeletedError, NotFoundError):
+        return False
+    except NatsError as exc:
+        raise BusError(f"deleting object {name!r} from {SOURCES_BUCKET}: {exc}") from exc
+    return True

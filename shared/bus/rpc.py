@@ -85,8 +85,11 @@ def _connection(broker: NatsBroker, what: str) -> Client:
         raise BusError(f"cannot {what}: the broker is not connected") from None
 
 
-def _error_body(kind: ErrorKind, message: str) -> bytes:
-    return json.dumps({"error": message[:4000], "kind": kind}).encode()
+def _error_body(kind: ErrorKind, message: str, exc: BaseException | None = None) -> bytes:
+    body: dict[str, Any] = {"error": message[:4000], "kind": kind}
+    if isinstance(exc, R42Error) and exc.code:
+        body |= {"code": exc.code, "params": exc.params}  # a typed reason, worded per surface
+    return json.dumps(body).encode()
 
 
 class RpcServer[Req: BaseModel]:
@@ -130,6 +133,7 @@ class RpcServer[Req: BaseModel]:
 
     async def _reply_for(self, data: bytes) -> tuple[bytes, dict[str, str] | None]:
         kind: ErrorKind
+        error: BaseException | None = None
         try:
             req = self._model.model_validate_json(data)
         except ValidationError as exc:
@@ -141,16 +145,16 @@ class RpcServer[Req: BaseModel]:
                 # is a measurable share of a sub-millisecond round trip.
                 return reply.model_dump_json().encode(), None
             except BadInputError as exc:
-                kind, message = "bad_input", str(exc)
+                kind, message, error = "bad_input", str(exc), exc
             except Exception as exc:  # the caller gets an answer, not a timeout
-                kind = "transient" if is_transient(exc) else "permanent"
+                kind, error = ("transient" if is_transient(exc) else "permanent"), exc
                 if isinstance(exc, R42Error):
                     log.warning("%s failed (%s): %s", self.subject, kind, exc)
                     message = str(exc)
                 else:
                     log.exception("%s handler crashed", self.subject)
                     message = f"internal error in {self.subject} ({type(exc).__name__})"
-        return _error_body(kind, message), {**_JSON, ERROR_HEADER: kind}
+        return _error_body(kind, message, error), {**_JSON, ERROR_HEADER: kind}
 
     async def stop(self, *, grace: float = 10.0) -> None:
         """Stop taking requests and let the ones in flight finish (up to `grace` seconds)."""
@@ -228,10 +232,17 @@ def _typed_reply[Resp: BaseModel](subject: str, reply: Any, response_model: type
     kind = (reply.headers or {}).get(ERROR_HEADER)
     if kind:
         try:
-            message = str(json.loads(reply.data).get("error", ""))
+            body = json.loads(reply.data)
+            message = str(body.get("error", ""))
         except (ValueError, AttributeError):
-            message = "unreadable error reply"
-        raise _ERROR_CLASSES.get(kind, PermanentError)(message or f"{subject} failed")
+            body, message = {}, "unreadable error reply"
+        error = _ERROR_CLASSES.get(kind, PermanentError)(message or f"{subject} failed")
+        code, params = body.get("code"), body.get("params")
+        if isinstance(code, str) and code:
+            clean = params if isinstance(params, dict) else {}
+            error.with_code(code, **{str(k): v for k, v in clean.items()
+                                     if isinstance(v, str | int)})  # fmt: skip
+        raise error
     try:
         return response_model.model_validate_json(reply.data)
     except ValidationError as exc:

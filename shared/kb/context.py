@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from shared.kb.models import KbInputError, RelationLike, TopicLike, kb_hash
+from shared.kb.overlay import Layered
 from shared.kb.retrieval import Hit, RetrievalIndex, is_relevant
 
 log = logging.getLogger(__name__)
@@ -72,11 +73,12 @@ class RelationIndex:
     __slots__ = ("_by_topic",)
 
     def __init__(self, relations: Iterable[RelationLike]) -> None:
-        self._by_topic: dict[str, list[RelationLike]] = {}
+        by_topic: dict[str, list[RelationLike]] = {}
         for relation in relations:
-            self._by_topic.setdefault(relation.source, []).append(relation)
+            by_topic.setdefault(relation.source, []).append(relation)
             if relation.target != relation.source:
-                self._by_topic.setdefault(relation.target, []).append(relation)
+                by_topic.setdefault(relation.target, []).append(relation)
+        self._by_topic: Layered[str, list[RelationLike]] = Layered(by_topic)
 
     def replaced(
         self, topic_ids: Iterable[str], relations: Iterable[RelationLike]
@@ -84,28 +86,31 @@ class RelationIndex:
         """A new index where the relations touching these topics are exactly `relations`.
 
         This index is left as it is (lists are copied, never changed in place), so turns
-        reading it meanwhile see one consistent version.
+        reading it meanwhile see one consistent version; the cost follows the topics
+        touched, not the KB (see shared.kb.overlay).
         """
         affected = set(topic_ids)
-        by_topic = dict(self._by_topic)
+        by_topic = self._by_topic
+        changes: dict[str, list[RelationLike]] = {}
+
+        def current(end: str) -> list[RelationLike]:
+            if end in changes:
+                return changes[end]
+            return [] if end in affected else by_topic.get(end, [])
+
         for topic_id in affected:
-            for relation in self._by_topic.get(topic_id, ()):
+            for relation in by_topic.get(topic_id, ()):
                 for end in (relation.source, relation.target):
                     if end not in affected and end in by_topic:
-                        by_topic[end] = [
-                            r for r in by_topic[end]
+                        changes[end] = [
+                            r for r in current(end)
                             if r.source not in affected and r.target not in affected
                         ]  # fmt: skip
-            by_topic.pop(topic_id, None)
-        fresh: dict[str, list[RelationLike]] = {}
         for relation in relations:
             for end in {relation.source, relation.target}:
-                if end not in fresh:
-                    fresh[end] = list(by_topic.get(end, ()))
-                fresh[end].append(relation)
-        by_topic.update(fresh)
+                changes[end] = [*current(end), relation]
         new = object.__new__(RelationIndex)
-        new._by_topic = by_topic
+        new._by_topic = by_topic.derive(put=changes.items(), drop=affected - changes.keys())
         return new
 
     def among(self, topic_ids: Iterable[str]) -> list[RelationLike]:

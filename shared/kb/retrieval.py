@@ -22,9 +22,10 @@ from shared.kb.analysis import Analyzer
 from shared.kb.compound import MAX_EXPANSIONS, CompoundIndex
 from shared.kb.corpus import count_words, term_matrix
 from shared.kb.models import KbInputError, TopicLike, kb_hash, kb_hash_of_sorted
+from shared.kb.overlay import Layered
 from shared.kb.postings import Postings
 from shared.kb.scoring import TF_SCALE
-from shared.kb.tokens import tokenize
+from shared.kb.tokens import content_words, tokenize
 from shared.kb.verbatim import Mentions
 from shared.kb.vocab import Vocabulary, VocabView
 
@@ -129,7 +130,7 @@ class RetrievalIndex:
     _fingerprint: str
     _ids: list[str]
     _lineage: Vocabulary
-    _numbers: dict[str, int]
+    _numbers: Layered[str, int]
     _mentions: Mentions
     _postings: Postings
     _rank: np.ndarray
@@ -186,7 +187,7 @@ class RetrievalIndex:
         cls,
         *,
         ids: list[str],
-        numbers: dict[str, int],
+        numbers: Layered[str, int],
         ordered: list[str],
         rank: np.ndarray,
         analyzer: Analyzer,
@@ -257,10 +258,9 @@ class RetrievalIndex:
         split[split_terms] = True
         first = len(self._ids)
         ids = [*self._ids, *(topic.id for topic in fresh)]
-        numbers = dict(numbers)
-        for topic_id in dropped:
-            numbers.pop(topic_id, None)
-        numbers.update((topic.id, first + at) for at, topic in enumerate(fresh))
+        numbers = numbers.derive(
+            drop=dropped, put=((topic.id, first + at) for at, topic in enumerate(fresh))
+        )
         ordered, rank = self._reordered(dead, dropped, [topic.id for topic in fresh])
         postings = self._postings.appended(dead, matrix, len(vocab))
         mentions = self._mentions.appended(Mentions.of(fresh), first)
@@ -272,7 +272,7 @@ class RetrievalIndex:
             postings = postings.compacted()
             mentions = mentions.spliced(live, Mentions.of(()))
             ids = [i for i, kept in zip(ids, live.tolist(), strict=True) if kept]
-            numbers = {topic_id: at for at, topic_id in enumerate(ids)}
+            numbers = position_of_ids(ids)
             rank = rank[live]
         return RetrievalIndex._assemble(
             ids=ids,
@@ -411,7 +411,7 @@ class RetrievalIndex:
             weight = self._postings.unknown_idf()
         return tuple(reached), tuple(reached.values()), weight
 
-    def _query(self, query: str) -> _QueryTerms:
+    def _query(self, query: str, tokens: list[str] | None = None) -> _QueryTerms:
         """A query's term links: each word's reached terms, weighted by its repetition."""
         cols: list[int] = []
         factors: list[float] = []
@@ -419,7 +419,9 @@ class RetrievalIndex:
         concept: list[int] = []
         concept_weight: list[float] = []
         known: list[bool] = []
-        for number, (token, count) in enumerate(Counter(tokenize(query)).items()):
+        if tokens is None:
+            tokens = tokenize(query)
+        for number, (token, count) in enumerate(Counter(tokens).items()):
             reached, reached_factors, weight = self._reached(token)
             tf = 1.0 + math.log(count)
             cols.extend(reached)
@@ -451,10 +453,12 @@ class RetrievalIndex:
             raise KbInputError(f"k must be a positive integer, got {k!r}")
         query = query[:MAX_QUERY_CHARS]
         alive = self._postings.alive
+        words = tokenize(query, keep_stopwords=True)
         named = np.fromiter(
-            sorted(d for d in self._mentions.find(query) if alive[d]), dtype=np.int64
+            sorted(d for d in self._mentions.find_words(tuple(words)) if alive[d]),
+            dtype=np.int64,
         )
-        terms = self._query(query)
+        terms = self._query(query, content_words(words))
         want = max(k - len(named), 0)
         top, scores, named_scores = self._postings.top(
             terms.cols, terms.weights, self._rank, named, max(want, 1)
@@ -493,9 +497,9 @@ class _QueryTerms:
     concept_weight: np.ndarray  # per word
 
 
-def position_of_ids(ids: list[str]) -> dict[str, int]:
+def position_of_ids(ids: list[str]) -> Layered[str, int]:
     """Topic id → topic number."""
-    return {topic_id: at for at, topic_id in enumerate(ids)}
+    return Layered({topic_id: at for at, topic_id in enumerate(ids)})
 
 
 class IndexCache:

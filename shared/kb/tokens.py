@@ -34,4 +34,9 @@ def tokenize(text: str, *, keep_stopwords: bool = False) -> list[str]:
     found = _TOKEN_RE.findall(fold_text(text))
     if keep_stopwords:
         return found
-    return [tok for tok in found if len(tok) >= MIN_TOKEN_CHARS and tok not in STOPWORDS]
+    return content_words(found)
+
+
+def content_words(tokens: list[str]) -> list[str]:
+    """The tokens tokenize() keeps by default: stopwords and one-letter tokens dropped."""
+    return [tok for tok in tokens if len(tok) >= MIN_TOKEN_CHARS and tok not in STOPWORDS]

@@ -78,9 +78,12 @@ class Mentions:
 
     def find(self, text: str) -> set[int]:
         """Topic numbers whose label or id the text contains as a run of whole words."""
+        return self.find_words(tuple(tokenize(text, keep_stopwords=True)))
+
+    def find_words(self, words: tuple[str, ...]) -> set[int]:
+        """find() over a text's tokens, stopwords kept (one tokenisation per question)."""
         if not self._keys:
             return set()
-        words = tuple(tokenize(text, keep_stopwords=True))
         sizes = self._sizes.tolist()
         probes = [
             hash(words[start : start + size])

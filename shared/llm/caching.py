@@ -34,7 +34,6 @@ log = logging.getLogger(__name__)
 MAX_BREAKPOINTS = 4
 CHARS_PER_TOKEN_MAX = 5.0  # the most characters one token covers in our prompts (floor)
 CHARS_PER_TOKEN_MIN = 2.0  # the fewest (ceiling)
-CHARS_PER_TOKEN = 4.0  # the limiter's rough reservation (shared.llm.request), not used here
 COUNT_MARGIN = 16  # tokens of the placeholder message a counted system prefix includes
 COUNT_CACHE = 256
 DEFAULT_MIN_TOKENS = 4096  # an unknown model gets the strictest current minimum

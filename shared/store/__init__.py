@@ -108,6 +108,7 @@ from shared.store.models_state import (
     UploadMessage,
 )
 from shared.store.models_telemetry import LLMCallRecord
+from shared.store.models_tombstones import Tombstone
 from shared.store.protocols import (
     ContentRepository,
     CurriculumRepository,
@@ -149,6 +150,7 @@ from shared.store.protocols_state import (
     TurnRepository,
     UploadMessageRepository,
 )
+from shared.store.protocols_tombstones import TombstoneRepository
 
 __all__ = [
     "AUDIT_SURFACES",
@@ -247,6 +249,8 @@ __all__ = [
     "SuggestionStatus",
     "ThreadMessage",
     "ThreadRepository",
+    "Tombstone",
+    "TombstoneRepository",
     "Topic",
     "TopicCounts",
     "TopicMetadata",

@@ -63,6 +63,7 @@ from shared.store.protocols_state import (
     TurnRepository,
     UploadMessageRepository,
 )
+from shared.store.protocols_tombstones import TombstoneRepository
 
 
 class TopicRepository(Protocol):
@@ -490,6 +491,10 @@ class Store(Protocol):
     @property
     def pending_merges(self) -> PendingMergeRepository:
         """Chunk results and relations waiting to be merged."""
+
+    @property
+    def tombstones(self) -> TombstoneRepository:
+        """Topics an admin deleted (extraction does not bring them back)."""
 
     async def apply_kb_changes(
         self, changes: KbChanges, *, chunk: ChunkMark | None = None, undo: UndoLabel | None = None

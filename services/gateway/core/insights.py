@@ -129,3 +129,25 @@ async def feedback_report(store: Store, *, weeks: int = 4, gaps: int = 20) -> Fe
     week_totals = [WeekTotal(w, up, down) for w, (up, down) in sorted(totals.items()) if w]
     found = await gap_list(store, since=since, limit=gaps) if gaps > 0 else []
     return FeedbackReport(weeks=week_totals, topics=topics, gaps=found)
+
+
+async def frequent_questions(
+    store: Store, *, since: datetime, limit: int = 2, min_askers: int = 2
+) -> list[str]:
+    """Answered questions that several people asked since `since`, most askers first.
+
+    Only a question at least `min_askers` different people asked is offered to others (one
+    person's question stays theirs); a question R42 could not answer is never suggested.
+    """
+    askers: dict[str, set[str]] = {}
+    shown: dict[str, str] = {}
+    for turn in await store.turns.recent(since=since, limit=SCAN_LIMIT):
+        question = " ".join(turn.question.split())
+        if turn.kb_miss or not turn.topic_ids or not 3 <= len(question) <= 150:
+            continue
+        key = " ".join(_WORD.findall(fold_text(question)))
+        askers.setdefault(key, set()).add(turn.user)
+        shown.setdefault(key, question)  # newest wording first (recent() is newest first)
+    ranked = sorted((k for k, who in askers.items() if len(who) >= min_askers),
+                    key=lambda k: (-len(askers[k]), shown[k]))  # fmt: skip
+    return [shown[k] for k in ranked[: max(limit, 0)]]

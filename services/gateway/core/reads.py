@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from services.gateway.core import queries
 from services.gateway.core.context import CoreContext
-from services.gateway.core.insights import feedback_report
+from services.gateway.core.insights import feedback_report, frequent_questions
 from services.gateway.core.models import Diagnostics, GraphView, HomeData
 from services.gateway.core.week import leaderboards, quiz_status, weekly_topic_of
-from shared.store import iso_week
+from shared.store import iso_week, utcnow
 
 HOME_AUDIT_ENTRIES = 8
 HOME_FEEDBACK_WEEKS = 2
 HOME_GAPS = 5
+FREQUENT_DAYS = 14
 
 
 class ReadCalls:
@@ -28,6 +31,11 @@ class ReadCalls:
     async def graph(self, query: str) -> GraphView:
         """A topic and its neighbours."""
         return await queries.graph_view(self.ctx.store, query)
+
+    async def frequent_questions(self, *, limit: int = 2) -> list[str]:
+        """Questions colleagues asked often lately (the assistant view suggests them)."""
+        since = utcnow() - timedelta(days=FREQUENT_DAYS)
+        return await frequent_questions(self.ctx.store, since=since, limit=limit)
 
     async def home(self, *, user_id: str) -> HomeData:
         """App Home for a user (admin sections only for admins)."""

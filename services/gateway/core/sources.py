@@ -16,6 +16,7 @@ from shared.bus.extractor_rpc import (
     RegisterUploadReply,
     RegisterUploadRequest,
 )
+from shared.bus.objects import delete_source_object, put_source_object
 from shared.errors import BadInputError, BusError, NotFoundError
 from shared.store import Source
 
@@ -57,9 +58,9 @@ class SourceCalls:
             text.encode("utf-8"), max_bytes=self.ctx.settings.max_upload_bytes, name="tekst.md"
         )
         store = self.ctx.store
-        # Staged first: a text can exceed a NATS message, the extractor reads it from here.
+        # Staged in r42-sources like any uploader's file (a text can exceed a NATS message).
         text_ref = f"staged-{uuid.uuid4().hex}"
-        await store.source_texts.put(text_ref, text)
+        await put_source_object(self.ctx.broker.connection, text_ref, text.encode("utf-8"))
         try:
             reply = await request(
                 self.ctx.broker,
@@ -75,7 +76,7 @@ class SourceCalls:
             raise
         finally:
             # The extractor drops the staging once registered; never leave it behind on an error.
-            await store.source_texts.delete(text_ref)
+            await delete_source_object(self.ctx.broker.connection, text_ref)
         source = await store.sources.get(reply.source_id)
         if source is None:
             raise NotFoundError(f"bron {reply.source_id} is verdwenen")

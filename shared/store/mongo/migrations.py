@@ -12,12 +12,14 @@ from dataclasses import dataclass
 
 from shared.errors import StoreError
 from shared.store._common import normalise_question_key, utcnow
+from shared.store.migration_order import must_apply
 from shared.store.mongo.audit import audit_indexes
 from shared.store.mongo.client import DuplicateKeyError, MongoDb
 from shared.store.mongo.migrate_records import move_records
 from shared.store.mongo.migrate_state import move_settings, state_indexes
 from shared.store.mongo.pending import pending_collections
 from shared.store.mongo.queries import indexes, relation_id
+from shared.store.mongo.tombstones import tombstone_indexes
 from shared.store.mongo.turns import turns_kb_miss
 
 
@@ -103,6 +105,7 @@ MIGRATIONS: tuple[MongoMigration, ...] = (
     ),
     MongoMigration(10, "audit trail of admin actions", audit_indexes),
     MongoMigration(12, "held chunk results and pending relations", pending_collections),
+    MongoMigration(13, "tombstones of topics an admin deleted", tombstone_indexes),
     MongoMigration(15, "turns.kb_miss (earlier turns: from R42's fixed wording)", turns_kb_miss),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
@@ -123,9 +126,13 @@ async def migrate(db: MongoDb) -> list[int]:
             f"({LATEST_VERSION}); upgrade R42"
         )
     await _indexes(db)
+    recorded = {
+        int(d["_id"]) for d in await db["schema_version"].find({}, {"_id": 1}).to_list(None)
+    }
     applied = []
     for migration in MIGRATIONS:
-        if migration.version <= version:
+        # The same rule as SQLite's: from 13 on, a late-landing number still applies.
+        if not must_apply(migration.version, current=version, recorded=recorded):
             continue
         await migration.apply(db)
         try:

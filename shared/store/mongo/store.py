@@ -29,6 +29,7 @@ from shared.store.mongo.records import (
 from shared.store.mongo.social import MongoSuggestions, MongoThreads
 from shared.store.mongo.sources import MongoSources, MongoSourceTexts
 from shared.store.mongo.state import MongoCustomTopics, MongoFlags, MongoMergeProgress
+from shared.store.mongo.tombstones import MongoTombstones
 from shared.store.mongo.turns import MongoTurns
 from shared.store.mongo.undo import MongoChangeLog
 
@@ -67,6 +68,7 @@ class MongoStore:
         self.provenance = MongoProvenance(self.db)
         self.curation = MongoCuration(self.db)
         self.pending_merges = MongoPendingMerges(self.db)
+        self.tombstones = MongoTombstones(self.db)
         self.held_changes = MongoHeldChanges(self.db)
         self.handbook_trees = MongoHandbookTrees(self.db)
         self.kb_version = MongoKbVersion(self.db)

@@ -15,11 +15,13 @@ from dataclasses import dataclass
 
 from shared.errors import StoreError
 from shared.store._common import normalise_question_key, utcnow
+from shared.store.migration_order import must_apply
 from shared.store.sqlite.audit import audit_table
 from shared.store.sqlite.db import dumps, to_text
 from shared.store.sqlite.migrate_records import move_records
 from shared.store.sqlite.migrate_state import move_settings, provenance_tables, state_tables
 from shared.store.sqlite.pending import pending_tables
+from shared.store.sqlite.tombstones import tombstone_table
 from shared.store.sqlite.turns import turns_kb_miss
 
 _BASE_SCHEMA = """
@@ -246,6 +248,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(10, "audit trail of admin actions", audit_table),
     Migration(12, "held chunk results and pending relations", pending_tables),
+    Migration(13, "tombstones of topics an admin deleted", tombstone_table),
     Migration(15, "turns.kb_miss (earlier turns: from R42's fixed wording)", turns_kb_miss),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
@@ -274,9 +277,10 @@ def migrate(conn: sqlite3.Connection) -> list[int]:
             f"the store is at schema version {version}, newer than this R42 understands "
             f"({LATEST_VERSION}); upgrade R42"
         )
+    recorded = {int(r[0]) for r in conn.execute("SELECT version FROM schema_version")}
     applied: list[int] = []
     for migration in MIGRATIONS:
-        if migration.version <= version:
+        if not must_apply(migration.version, current=version, recorded=recorded):
             continue
         migration.apply(conn)
         conn.execute(

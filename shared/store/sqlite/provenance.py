@@ -26,9 +26,16 @@ _RECORD = (
     "ON CONFLICT (kind, subject, source_id, chunk_index) DO UPDATE SET "
     "version = excluded.version, asserted_at = excluded.asserted_at"
 )
+# Each candidate is [subject, source, target, type]: the lookups use the relations' primary
+# key (matching on the concatenated subject would scan every relation once per candidate).
 _MISSING_RELATIONS = (
-    "SELECT j.value FROM json_each(?) j WHERE NOT EXISTS (SELECT 1 FROM relations r "
-    "WHERE r.source || '|' || r.target || '|' || r.type = j.value)"
+    "SELECT json_extract(j.value, '$[0]') FROM json_each(?) j WHERE NOT EXISTS (SELECT 1 "
+    "FROM relations r WHERE r.source = json_extract(j.value, '$[1]') "
+    "AND r.target = json_extract(j.value, '$[2]') AND r.type = json_extract(j.value, '$[3]'))"
+)
+_MISSING_TOPICS = (
+    "SELECT j.value FROM json_each(?) j WHERE NOT EXISTS (SELECT 1 FROM topics t "
+    "WHERE t.id = j.value)"
 )
 _RELATION_SUBJECT = "source || '|' || target || '|' || type"
 
@@ -52,9 +59,9 @@ def record_assertions(
     if not assertions:
         return 0
     topics = sorted({a.topic_id for a in assertions if a.topic_id is not None})
-    relations = sorted({a.subject[1] for a in assertions if a.relation is not None})
-    missing_topics = "SELECT value FROM json_each(?) WHERE value NOT IN (SELECT id FROM topics)"
-    missing = [r[0] for r in conn.execute(missing_topics, (dumps(topics),))]
+    relations = sorted({(a.subject[1], *a.relation.as_tuple()) for a in assertions
+                        if a.relation is not None})  # fmt: skip
+    missing = [r[0] for r in conn.execute(_MISSING_TOPICS, (dumps(topics),))]
     missing += [r[0] for r in conn.execute(_MISSING_RELATIONS, (dumps(relations),))]
     if missing and skip_missing:
         gone = set(missing)

@@ -28,6 +28,7 @@ from shared.store.sqlite.records import (
 from shared.store.sqlite.social import SqliteSuggestions, SqliteThreads
 from shared.store.sqlite.sources import SqliteSources, SqliteSourceTexts
 from shared.store.sqlite.state import SqliteCustomTopics, SqliteFlags, SqliteMergeProgress
+from shared.store.sqlite.tombstones import SqliteTombstones
 from shared.store.sqlite.turns import SqliteTurns
 from shared.store.sqlite.undo import SqliteChangeLog, log_before_image
 
@@ -71,6 +72,7 @@ class SqliteStore:
         self.conversation_refs = SqliteConversationRefs(self.db)
         self.audit = SqliteAudit(self.db)
         self.pending_merges = SqlitePendingMerges(self.db)
+        self.tombstones = SqliteTombstones(self.db)
 
     @classmethod
     async def open(cls, path: str, *, busy_timeout_s: float = 30.0) -> SqliteStore:

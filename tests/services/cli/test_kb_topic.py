@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner, Result
 
+from services.cli.kb_topic import default_actor
 from services.cli.main import build_app
 from shared.store import Topic, open_store
 
@@ -196,3 +197,45 @@ def test_graph_undo_restores_an_edit_including_the_lock(
     )  # fmt: skip
     ingest(env, tmp_path / "rollen.md", HANDBOOK + "\nNog een zin over de product owner.\n")
     assert topic(env, "product-owner").relevance_locked is False
+
+
+def tombstones(env: dict[str, str]) -> list[object]:
+    async def go() -> list[object]:
+        store = await open_store(env["R42_STORE"])
+        try:
+            return list(await store.tombstones.list())
+        finally:
+            await store.close()
+
+    return asyncio.run(go())
+
+
+def test_a_deleted_topic_stays_deleted_on_reingest_until_the_delete_is_undone(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    doc = tmp_path / "rollen.md"
+    ingest(env, doc, HANDBOOK)
+    deleted = r42(env, "kb", "topic", "delete", "sprint-review", "--yes")
+    assert deleted.exit_code == 0, deleted.output
+    undo_id = deleted.output.split("r42 graph undo ")[1].split("`")[0]
+
+    # A new version that still asserts the topic (by its id and by its label).
+    ingest(env, doc, HANDBOOK + "\nDe sprint review duurt een uur.\n")
+    assert read(env, "sprint-review") is None
+    assert topic(env, "product-owner").description  # the rest of the file merged as usual
+    (stone,) = tombstones(env)
+    assert (stone.topic_id, stone.label, stone.deleted_by, stone.undo_id) == (  # type: ignore[attr-defined]
+        "sprint-review", "Sprint review", default_actor(), undo_id
+    )  # fmt: skip
+    assert stone.skipped == 1 and stone.deleted_at is not None  # type: ignore[attr-defined]
+    listed = r42(env, "kb", "topic", "deleted")
+    assert listed.exit_code == 0, listed.output
+    assert f"sprint-review (Sprint review) deleted by {default_actor()}" in listed.output
+    assert f"1 extraction(s) asserted it since; undo: `r42 graph undo {undo_id}`" in listed.output
+
+    undone = r42(env, "graph", "undo", undo_id)
+    assert undone.exit_code == 0, undone.output
+    assert read(env, "sprint-review") is not None and tombstones(env) == []
+    ingest(env, doc, HANDBOOK + "\nDe sprint review duurt twee uur.\n")
+    back = topic(env, "sprint-review")
+    assert back.metadata.model_dump().get("source") == "rollen.md"  # extraction's again

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import getpass
 import shutil
 import threading
 import time
@@ -314,3 +315,40 @@ def query_at(url: str, action: Any) -> Any:
             await store.close()
 
     return asyncio.run(main())
+
+
+def test_ingest_through_the_stack_sends_the_file_as_an_object_like_any_uploader(
+    tmp_path: Path, threaded_extractor: dict[str, str]
+) -> None:
+    # The CLI's own store differs from the stack's: only the object store can carry the text.
+    cli_store = f"sqlite:///{tmp_path / 'cli.db'}"
+    (tmp_path / "gids.md").write_text(sections(2))
+    result = invoke("ingest", str(tmp_path / "gids.md"), env={**threaded_extractor,
+                                                             "R42_STORE": cli_store})  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "queued gids.md as source" in result.output
+
+    async def completed(store: Store) -> list[Source]:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            sources = await store.sources.list()
+            if sources and sources[0].status == "completed":
+                return sources
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"not completed: {await store.sources.list()}")
+
+    sources = query_at(threaded_extractor["R42_STORE"], completed)
+    assert [(s.name, s.chunks_done, s.who) for s in sources] == [
+        ("gids.md", 2, f"cli:{getpass.getuser()}")
+    ]
+    assert query_at(cli_store, lambda s: s.sources.list()) == []  # the CLI wrote nothing
+
+
+def test_a_refusal_over_the_bus_is_worded_in_english_from_its_code(
+    threaded_extractor: dict[str, str],
+) -> None:
+    result = invoke("graph", "undo", "undo-nothing", env=threaded_extractor)
+    assert result.exit_code == 1
+    # The owner's reply carries its Dutch message and the typed code the CLI words itself.
+    assert "there is no change undo-nothing to undo" in result.output, result.output
+    assert "wijziging" not in result.output

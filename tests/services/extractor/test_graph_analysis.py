@@ -74,6 +74,28 @@ def test_plan_repoints_collapses_and_respects_locks() -> None:
     assert plan.changed_ids == ["footer", "team-lead", "teamlead", "verlof", "ziekte"]
 
 
+def test_every_plan_row_is_worded_in_dutch_for_chat_and_english_for_the_cli() -> None:
+    plan = plan_graph_actions(ACTIONS, TOPICS, RELATIONS)
+    rows = plan.keyed_rows()
+    assert [row[0] for row in rows] == ["m0", "d0", "r0", "v0"]
+    dutch = [(what_nl, why_nl) for *_, what_nl, why_nl in rows]
+    assert dutch == [
+        ("behoud teamlead ← verwijder team-lead",
+         "same (1 relatie(s) omgezet, 2 dubbele samengevoegd)"),
+        ("footer", "boilerplate (1 relatie(s) verwijderd)"),
+        ("ziekte hangt samen met verlof", ""),
+        ("verlof: standaard → kern", "everyone"),
+    ]  # fmt: skip
+    assert (
+        rows[0][2] == "keep teamlead ← delete team-lead" and rows[3][2] == "verlof: standard → core"
+    )
+    assert len(plan.skipped_nl) == len(plan.skipped) >= 4
+    chat = " | ".join(plan.skipped_nl)
+    assert "cfo heeft een vergrendelde relevantie" in chat and "ghost bestaat niet" in chat
+    assert "relatie verlof hangt samen met team-lead: bestaat al" in chat
+    assert not any(word in chat for word in ("related_to", "locked", "exists", "merge:"))
+
+
 async def test_preview_changes_nothing_and_apply_changes_exactly_the_plan(
     fake_anthropic: FakeAnthropic, fake_llm: Any, store: Store
 ) -> None:
@@ -94,8 +116,13 @@ async def test_preview_changes_nothing_and_apply_changes_exactly_the_plan(
     async def publish(event: Any) -> None:
         published.append(event)
 
-    _, undo_id = await apply_graph_plan(store=store, plan=plan, publish=publish)
+    _, undo_id = await apply_graph_plan(store=store, plan=plan, publish=publish, by="U1")
     assert await store.topics.ids() == {"teamlead", "verlof", "ziekte", "cfo"}
+    # What the plan deleted or merged away stays gone when a source still asserts it.
+    stones = await store.tombstones.get_many(["footer", "team-lead", "teamlead"])
+    assert {(t.topic_id, t.deleted_by, t.undo_id) for t in stones.values()} == {
+        ("footer", "U1", undo_id), ("team-lead", "U1", undo_id)
+    }  # fmt: skip
     assert {(x.source, x.target, x.type) for x in await store.relations.list()} == {
         ("verlof", "teamlead", "related_to"),
         ("teamlead", "ziekte", "related_to"),
@@ -113,6 +140,7 @@ async def test_preview_changes_nothing_and_apply_changes_exactly_the_plan(
     done, _, touched = await undo(store, undo_id)
     assert done == undo_id and "footer" in touched
     assert await export_kb(store) == before
+    assert await store.tombstones.list() == []  # restored: extraction may assert them again
     with pytest.raises(NotFoundError, match="nothing to undo"):
         await undo(store)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from pathlib import Path
 
 import typer
@@ -17,6 +18,7 @@ from shared.bus.extractor_rpc import (
     RegisterUploadReply,
     RegisterUploadRequest,
 )
+from shared.bus.objects import put_source_object, read_source_object
 from shared.runtime.service import ServiceContext
 
 from .conftest import EventLog, running_extractor
@@ -82,17 +84,20 @@ async def test_a_rejected_import_over_the_bus_writes_nothing(
         assert await ctx.store.topics.ids() == set()
 
 
-async def register(ctx: ServiceContext, name: str, raw: str) -> RegisterUploadReply:
-    staging = f"staged-{name}"
-    await ctx.store.source_texts.put(staging, raw)
+async def register(ctx: ServiceContext, name: str, raw: str) -> tuple[RegisterUploadReply, bool]:
+    """Stage `raw` in r42-sources as a surface does and register it; whether the object is left."""
+    staging = f"staged-{name}-{uuid.uuid4().hex[:8]}"
     client = build_broker(ctx.nats_url, name="test-uploader")
     await client.connect()
+    await put_source_object(client.connection, staging, raw.encode())
     try:
-        return await request(
+        reply = await request(
             client, REGISTER_UPLOAD_SUBJECT,
             RegisterUploadRequest(name=name, text_ref=staging, uploaded_by="U1"),
             response_model=RegisterUploadReply, namespace=ctx.namespace, timeout=10,
         )  # fmt: skip
+        left = await read_source_object(client.connection, staging, max_bytes=10_000)
+        return reply, left is not None
     finally:
         await client.stop()
 
@@ -110,12 +115,13 @@ async def test_one_file_gets_one_sha256_whichever_way_it_is_uploaded(
         async with running_extractor(
             nats_url=nats_url, namespace=ns, store_url=f"sqlite:///{tmp_path / 's.db'}"
         ) as ctx:
-            reply = await register(ctx, "werkplek.md", crlf)  # a surface's path, raw text
+            reply, left = await register(ctx, "werkplek.md", crlf)  # a surface's path, raw text
             source = await ctx.store.sources.get(reply.source_id)
             assert source is not None and source.sha256 == sha256_text(from_disk)
-            assert await ctx.store.source_texts.get("staged-werkplek.md") is None
+            assert not left  # the store holds the text; the staged object is gone
             await log.wait_for(lambda: log.of("source.completed", reply.source_id), 20)
-            again = await register(ctx, "werkplek.md", crlf.replace("\r\n", "\n"))
+            again, left = await register(ctx, "werkplek.md", crlf.replace("\r\n", "\n"))
+            assert not left
             assert again.duplicate and again.source_id == reply.source_id
     finally:
         await log.close()

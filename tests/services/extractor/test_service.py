@@ -25,6 +25,7 @@ from shared.bus import (
     publish_event,
 )
 from shared.bus import Topic as BusTopic
+from shared.bus.objects import put_source_object, read_source_object
 from shared.config import build_settings
 from shared.kb import kb_hash
 from shared.runtime.service import ServiceContext, ServiceSpec, start_service, stop_service
@@ -231,34 +232,41 @@ async def test_no_sample_handbook_when_sources_exist(
         assert [s.id for s in await ctx.store.sources.list()] == ["src-own"]
 
 
-async def test_an_upload_with_only_its_text_stored_gets_its_source_row(
+async def test_an_upload_is_registered_from_its_object_and_only_from_it(
     nats_url: str, unique: str, tmp_path: Path
 ) -> None:
     ns = f"x{unique}"
     log = await EventLog(ns).start(nats_url)
     text = sections(1)
-    good = sha256_text(text)
+    data = text.encode()
+    good, ref = sha256_text(text), f"docs/{unique}.md"
     try:
         async with running_extractor(
             nats_url=nats_url, namespace=ns, store_url=sqlite(tmp_path)
         ) as ctx:
-            await ctx.store.source_texts.put("text-1", text)
-            for source_id, digest in (("g-1", good), ("g-2", "f" * 64)):
+            await put_source_object(ctx.broker.connection, ref, data)
+            # A text in the store under text_ref is no upload: the contract names an object.
+            await ctx.store.source_texts.put("inline-1", text)
+            for source_id, digest, text_ref in (
+                ("g-2", "f" * 64, ref), ("g-3", good, "inline-1"), ("g-1", good, ref),
+            ):  # fmt: skip
                 event = SourceUploaded(
-                    source_id=source_id,
-                    name="n.md",
-                    sha256=digest,
-                    text_ref="text-1",
-                    size=len(text),
-                    uploaded_by="U1",
-                    actor="gateway",
-                )
+                    source_id=source_id, name="n.md", sha256=digest, text_ref=text_ref,
+                    size=len(data), uploaded_by="U1", actor="gateway",
+                )  # fmt: skip
                 await publish_event(ctx.broker, event, namespace=ns)
             await log.wait_for(lambda: log.of("source.completed", "g-1"))
-            failed = await log.wait_for(lambda: log.of("source.failed", "g-2"))
+            bad_sha = await log.wait_for(lambda: log.of("source.failed", "g-2"))
+            inline = await log.wait_for(lambda: log.of("source.failed", "g-3"))
             created = await ctx.store.sources.get("g-1")
             assert await ctx.store.sources.get("g-2") is None
+            assert await ctx.store.sources.get("g-3") is None
+            assert await ctx.store.source_texts.get("g-1") == text
+            left = await read_source_object(ctx.broker.connection, ref, max_bytes=10_000)
     finally:
         await log.close()
     assert created is not None and created.who == "U1" and created.status == "completed"
-    assert "does not match sha256" in failed[0].error
+    assert created.sha256 == good
+    assert "does not match the event's size and sha256" in bad_sha[0].error
+    assert "no object 'inline-1' in the r42-sources bucket" in inline[0].error
+    assert left is None  # read once, then deleted: the store holds the text

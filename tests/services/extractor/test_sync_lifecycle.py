@@ -288,3 +288,52 @@ async def test_the_stores_curation_marks_are_honoured(
     await sync(store, github)
     flagged = await store.topics.get("reiskosten")
     assert flagged is not None and "review" in flagged.metadata.model_dump()
+
+
+def knowing(*ids: str) -> Any:
+    """A responder hinted with topics of other files, so relations cross files."""
+
+    def respond(body: Any) -> Reply:
+        parsed = split_document_message(user_text(body))
+        assert parsed is not None
+        path, document, _known = parsed
+        graph = derive_graph(document, name=path, known_ids=list(ids))
+        return tool_reply("emit_handbook_delta", graph)
+
+    return respond
+
+
+async def test_a_relation_to_a_file_synced_later_is_applied_when_it_arrives(
+    fake_anthropic: FakeAnthropic, fake_llm: Any, store: Store, tmp_path: Path
+) -> None:
+    # The teamlead section mentions verlof, a topic of the other file.
+    fake_anthropic.default = knowing("verlof")
+    graphs = []
+    for order in ((ROLLEN, VERLOF), (VERLOF, ROLLEN)):
+        target = await open_store(f"sqlite:///{tmp_path / f'{len(graphs)}.db'}")
+        try:
+            with FakeGitHub() as github:
+                github.files = {"handbook/a.md": order[0], "handbook/b.md": order[1]}
+                report, _ = await sync(target, github)
+                assert [f.status for f in report.files] == ["changed", "changed"]
+            graphs.append(await snapshot(target))
+            assert await target.pending_merges.relations_of("handbook:a.md") == []
+        finally:
+            await target.close()
+    first, reversed_order = graphs
+    assert ("teamlead", "verlof", "related_to") in first[1]
+    assert first == reversed_order
+
+    # A relation still waiting moves with a renamed file, and lands when the topic comes.
+    with FakeGitHub() as github:
+        github.files = {"handbook/a.md": ROLLEN}
+        await sync(store, github)
+        assert len(await store.pending_merges.relations_of("handbook:a.md")) == 1
+        github.files = {"handbook/c.md": ROLLEN}
+        report, _ = await sync(store, github)
+        assert [f.status for f in report.files] == ["renamed"]
+        assert await store.pending_merges.relations_of("handbook:a.md") == []
+        github.files["handbook/d.md"] = VERLOF
+        await sync(store, github)
+    assert await snapshot(store) == first
+    assert await store.pending_merges.relations_of("handbook:c.md") == []

@@ -17,6 +17,7 @@ import aiohttp
 import nats
 from slack_sdk.signature import SignatureVerifier
 
+from services.extractor.objects import SourceObjects
 from services.extractor.uploads import register_staged
 from services.gateway.app import GatewayDeps, build
 from services.gateway.slack.dedupe import bucket_name
@@ -289,8 +290,9 @@ def build_owners(ctx: ServiceContext) -> ServiceSpec[None]:
 
     async def register(req: RegisterUploadRequest) -> RegisterUploadReply:
         return await register_staged(
-            ctx.store, req, max_bytes=ctx.settings.max_upload_bytes, publish=publish
-        )
+            ctx.store, req, objects=SourceObjects(ctx.broker, ctx.settings.max_upload_bytes),
+            max_bytes=ctx.settings.max_upload_bytes, publish=publish,
+        )  # fmt: skip
 
     return ServiceSpec(
         deps=None,

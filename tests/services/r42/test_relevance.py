@@ -158,3 +158,55 @@ async def test_offline_an_english_question_gets_an_english_answer(
     assert reply.offline and reply.language == "en" and not reply.kb_miss
     assert reply.text.startswith("[offline] From the knowledge graph (in Dutch): Verlof: ")
     assert [s.id for s in reply.sources] == ["verlof"]
+
+
+async def test_a_follow_up_is_read_with_the_previous_question_an_off_topic_one_is_not(
+    store: Store, kb: KbCache, fake_anthropic: FakeAnthropic, fake_llm: LLMRuntime
+) -> None:
+    fake_anthropic.enqueue(
+        text_reply("In het HR-portaal, twee weken vooraf (Verlof)."),
+        text_reply("Ja, je teamlead keurt het goed (Verlof)."),
+        text_reply("Parijs."),
+    )
+    await chat_turn(store=store, kb=kb, request=ask("Hoe vraag ik verlof aan?"))
+    follow_up = await chat_turn(
+        store=store, kb=kb, request=ask("En moet mijn teamlead dat goedkeuren?")
+    )
+    assert follow_up.text == "Ja, je teamlead keurt het goed (Verlof)." and not follow_up.kb_miss
+    assert [s.id for s in follow_up.sources] == ["verlof"]
+    assert "[verlof] Verlof" in fake_anthropic.requests[1].body["system"][2]["text"]
+    off_topic = await chat_turn(
+        store=store, kb=kb, request=ask("Wat is de hoofdstad van Frankrijk?")
+    )
+    assert off_topic.text == not_in_kb("nl") and off_topic.kb_miss
+
+
+async def test_a_proposal_below_the_floor_is_answered_and_streamed_after_the_tool_call(
+    store: Store, kb: KbCache, fake_anthropic: FakeAnthropic, fake_llm: LLMRuntime
+) -> None:
+    delta = {"reason": "Ontbreekt", "topics": [
+        {"id": "agile-coach", "label": "Agile coach", "type": "role",
+         "description": "Begeleidt teams bij het werken in sprints."}]}  # fmt: skip
+    fake_anthropic.enqueue(
+        tool_reply("propose_graph_delta", delta, text="Even noteren."),
+        text_reply("Dank je, ik heb een voorstel klaargezet."),
+    )
+    shown = Shown()
+    text = "Er is een rol Agile coach die teams begeleidt."
+    reply = await chat_turn(store=store, kb=kb, request=ask(text), on_text=shown)
+    assert reply.proposal is not None and not reply.kb_miss
+    # The first round was not shown (it might have become the "not in the KB" line).
+    assert reply.text == shown.text == "Dank je, ik heb een voorstel klaargezet."
+
+
+async def test_a_lookup_with_a_non_string_id_is_an_error_result(
+    store: Store, kb: KbCache, fake_anthropic: FakeAnthropic, fake_llm: LLMRuntime
+) -> None:
+    fake_anthropic.enqueue(
+        tool_reply("lookup_topic", {"id": ["verlof"]}, tool_id="l1"),
+        text_reply("Verlof vraag je aan in het HR-portaal (Verlof)."),
+    )
+    reply = await chat_turn(store=store, kb=kb, request=ask("Hoe vraag ik verlof aan?"))
+    assert reply.error_ref is None and reply.text.startswith("Verlof vraag je aan")
+    (result,) = tool_results(fake_anthropic.requests[1])
+    assert result["is_error"] is True and "onderwerp-id" in result["content"]

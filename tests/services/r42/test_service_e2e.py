@@ -195,7 +195,12 @@ async def test_admin_accept_is_applied_by_the_extractor(stack: Stack) -> None:
     suggestion = await store.suggestions.get(decision.suggestion_id or "")
     assert suggestion is not None and suggestion.status == "approved"
     assert suggestion.decided_by == "A1" and suggestion.decided_at is not None
-    # kb.updated reached r42: the next turn answers from the new topic.
+    # kb.updated reached r42, which applies it in the background (turns meanwhile answer
+    # from the previous snapshot): once applied, the next turn answers from the new topic.
+    kb = r42_app.kb_of(stack.r42)
+    async with asyncio.timeout(WAIT):
+        while kb.current is None or "scrum-master" not in kb.current.topics:  # noqa: ASYNC110
+            await asyncio.sleep(0.01)
     follow_up = await stack.chat("Wat doet de scrum master?", "A1")
     assert "scrum-master" in [s.id for s in follow_up.sources]
     assert (await stack.decide(reply.proposal.id, "A1")).status == "already_decided"

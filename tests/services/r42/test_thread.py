@@ -70,7 +70,7 @@ async def test_a_long_thread_keeps_50_and_sends_12_turns_plus_the_question(
 ) -> None:
     await store.threads.append("U1", _pairs(30))
     fake_anthropic.enqueue(text_reply("Antwoord 30."))
-    # A question the KB answers: one below the relevance floor never reaches the model.
+    # A question the KB answers: below the relevance floor R42 replaces the model's text.
     question = "Hoe vraag ik verlof aan?"
     await chat_turn(store=store, kb=kb, request=ChatRequest(user_id="U1", text=question))
     thread = await store.threads.get("U1")

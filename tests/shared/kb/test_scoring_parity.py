@@ -26,7 +26,7 @@ def _handbook() -> list[KbTopic]:
 
 
 def _questions() -> list[str]:
-    rows = []
+    rows: list[str] = []
     for name in ("golden.jsonl", "offtopic.jsonl"):
         lines = (GOLDEN / name).read_text(encoding="utf-8").splitlines()
         rows.extend(json.loads(line)["question"] for line in lines if line.strip())

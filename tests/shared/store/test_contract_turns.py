@@ -77,3 +77,12 @@ async def test_recent_turns_come_newest_first_without_expired_ones(store: Store)
     assert await store.turns.recent(limit=0, now=at) == []
     late = T0 + TURN_RETENTION + timedelta(hours=1, minutes=30)  # t0 and t1 have expired
     assert [t.turn_id for t in await store.turns.recent(now=late)] == ["t3", "t2"]
+
+
+async def test_a_kb_miss_reads_back_in_get_and_recent(store: Store) -> None:
+    await store.turns.put(turn("miss", question="Mag de hond mee?", kb_miss=True), now=T0)
+    await store.turns.put(turn("hit", question="Hoe werkt verlof?"), now=T0)
+    got = await store.turns.get("miss", now=T0)
+    assert got is not None and got.kb_miss is True
+    recent = await store.turns.recent(since=T0, now=T0)
+    assert {t.turn_id: t.kb_miss for t in recent} == {"miss": True, "hit": False}

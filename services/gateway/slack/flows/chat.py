@@ -34,6 +34,16 @@ EMPTY_MENTION_HINT = (
 )
 
 
+def turn_id(body: dict[str, Any], event: dict[str, Any]) -> str:
+    """The id of the chat turn a Slack message starts, the same on every retry of its event.
+
+    The client's message id (one per message typed, also when Slack sends it as `message` and
+    `app_mention`), else the event id: the dedupe key, the turn's correlation id and the id a
+    retried chat call must carry to be answered once.
+    """
+    return str(event.get("client_msg_id") or body.get("event_id") or event.get("ts") or "")
+
+
 def conversation_key(channel: str, thread_ts: str | None = None) -> str:
     """One memory per DM, per channel thread and per assistant thread (never across them)."""
     return f"slack:{channel}:{thread_ts}" if thread_ts else f"slack:{channel}"

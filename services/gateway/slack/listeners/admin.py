@@ -9,7 +9,7 @@ from slack_bolt.async_app import AsyncApp
 from services.gateway.slack import ids
 from services.gateway.slack.blocks import admin as ba
 from services.gateway.slack.flows import admin, uploads
-from services.gateway.slack.gateway import SlackGateway
+from services.gateway.slack.gateway import Reply, SlackGateway
 from services.gateway.slack.listeners.interactions import (
     action_value,
     checked,
@@ -101,19 +101,12 @@ def ingest_errors(*, name: str, text: str, sync: bool, admin: bool) -> dict[str,
 
 
 def _register_buttons(app: AsyncApp, gw: SlackGateway) -> None:
-    on_click(
-        app,
-        gw,
-        ids.SOURCE_CANCEL_RE,
-        lambda body, reply: admin.cancel_source(
-            gw, user=user_of(body), source_id=action_value(body)[1], reply=reply
-        ),
-        name="cancel",
-    )
-    on_click(
-        app,
-        gw,
-        ids.GRAPH_FOLLOW_RE,
-        lambda body, reply: admin.graph_follow(gw, topic_id=action_value(body)[1], reply=reply),
-        name="graph",
-    )
+    async def cancel(body: dict[str, Any], reply: Reply) -> None:
+        await admin.cancel_source(gw, user=user_of(body), source_id=action_value(body)[1],
+                                  reply=reply)  # fmt: skip
+
+    async def follow(body: dict[str, Any], reply: Reply) -> None:
+        await admin.graph_follow(gw, topic_id=action_value(body)[1], reply=reply)
+
+    on_click(app, gw, ids.SOURCE_CANCEL_RE, cancel, name="cancel")
+    on_click(app, gw, ids.GRAPH_FOLLOW_RE, follow, name="graph")

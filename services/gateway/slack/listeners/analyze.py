@@ -8,7 +8,7 @@ from slack_bolt.async_app import AsyncApp
 
 from services.gateway.slack import ids
 from services.gateway.slack.flows import analyze
-from services.gateway.slack.gateway import SlackGateway
+from services.gateway.slack.gateway import Reply, SlackGateway
 from services.gateway.slack.listeners.interactions import action_value, on_click, user_of
 
 
@@ -19,34 +19,19 @@ def register(app: AsyncApp, gw: SlackGateway) -> None:
     async def pick(ack: Any) -> None:
         await ack()  # a checkbox toggled: its state arrives with Apply selected
 
-    on_click(
-        app,
-        gw,
-        ids.PLAN_APPLY,
-        lambda body, reply: analyze.apply_click(
-            gw,
-            user=user_of(body),
-            plan_id=action_value(body)[1],
-            state=body.get("state") or {},
-            reply=reply,
-        ),
-        name="plan-apply",
-    )
-    on_click(
-        app,
-        gw,
-        ids.PLAN_DISCARD,
-        lambda body, reply: analyze.discard_click(
-            gw, user=user_of(body), plan_id=action_value(body)[1], reply=reply
-        ),
-        name="plan-discard",
-    )
-    on_click(
-        app,
-        gw,
-        ids.PLAN_UNDO,
-        lambda body, reply: analyze.undo_click(
-            gw, user=user_of(body), undo_id=action_value(body)[1], reply=reply
-        ),
-        name="plan-undo",
-    )
+    async def apply(body: dict[str, Any], reply: Reply) -> None:
+        state = body.get("state") or {}
+        await analyze.apply_click(gw, user=user_of(body), plan_id=action_value(body)[1],
+                                  state=state, reply=reply)  # fmt: skip
+
+    async def discard(body: dict[str, Any], reply: Reply) -> None:
+        await analyze.discard_click(gw, user=user_of(body), plan_id=action_value(body)[1],
+                                    reply=reply)  # fmt: skip
+
+    async def undo(body: dict[str, Any], reply: Reply) -> None:
+        await analyze.undo_click(gw, user=user_of(body), undo_id=action_value(body)[1],
+                                 reply=reply)  # fmt: skip
+
+    on_click(app, gw, ids.PLAN_APPLY, apply, name="plan-apply")
+    on_click(app, gw, ids.PLAN_DISCARD, discard, name="plan-discard")
+    on_click(app, gw, ids.PLAN_UNDO, undo, name="plan-undo")

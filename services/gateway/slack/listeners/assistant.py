@@ -13,6 +13,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
 
 from services.gateway.slack.flows import assistant as flow
+from services.gateway.slack.flows.chat import turn_id
 from services.gateway.slack.gateway import SlackGateway
 
 log = logging.getLogger(__name__)
@@ -27,8 +28,10 @@ def register(app: AsyncApp, gw: SlackGateway) -> None:
     async def started(payload: dict[str, Any]) -> None:
         thread = payload.get("assistant_thread") or {}
         channel, thread_ts = str(thread.get("channel_id", "")), str(thread.get("thread_ts", ""))
+        user = str(thread.get("user_id", ""))
         if channel and thread_ts:
-            bg.spawn(flow.greet(gw, channel=channel, thread_ts=thread_ts), name="assistant-hi")
+            greeting = flow.greet(gw, channel=channel, thread_ts=thread_ts, user=user)
+            bg.spawn(greeting, name="assistant-hi")
 
     @assistant.thread_context_changed
     async def context_changed(payload: dict[str, Any]) -> None:
@@ -37,7 +40,7 @@ def register(app: AsyncApp, gw: SlackGateway) -> None:
 
     @assistant.user_message
     async def question(payload: dict[str, Any], body: dict[str, Any]) -> None:
-        key = str(payload.get("client_msg_id") or body.get("event_id") or payload.get("ts"))
+        key = turn_id(body, payload)
 
         async def run() -> None:
             if not await gw.deduper.claim(f"msg:{key}"):

@@ -35,7 +35,7 @@ def _register_messages(app: AsyncApp, gw: SlackGateway) -> None:
     bg = gw.background
 
     async def turn(body: dict[str, Any], event: dict[str, Any], in_thread: bool) -> None:
-        key = event.get("client_msg_id") or body.get("event_id") or ""
+        key = chat.turn_id(body, event)
         if not await gw.deduper.claim(f"msg:{key}"):
             log.info("duplicate delivery of %s dropped", key)
             return
@@ -46,7 +46,7 @@ def _register_messages(app: AsyncApp, gw: SlackGateway) -> None:
             channel=str(event.get("channel", "")),
             text=str(event.get("text") or ""),
             thread_ts=thread_ts,
-            correlation=str(key or event.get("ts", "")),
+            correlation=key,
             team=str(body.get("team_id") or event.get("team") or "") or None,
             message_ts=str(event.get("ts") or "") or None,
         )

@@ -9,7 +9,7 @@ from slack_bolt.async_app import AsyncApp
 from services.gateway.slack import ids
 from services.gateway.slack.blocks import curriculum as bk
 from services.gateway.slack.flows import curriculum
-from services.gateway.slack.gateway import SlackGateway
+from services.gateway.slack.gateway import Reply, SlackGateway
 from services.gateway.slack.listeners.interactions import (
     container,
     on_click,
@@ -22,26 +22,16 @@ def register(app: AsyncApp, gw: SlackGateway) -> None:
     """The /r42 curriculum buttons and modal."""
     bg = gw.background
 
-    on_click(
-        app,
-        gw,
-        ids.CURRICULUM_EDIT,
-        lambda body, reply: curriculum.open_editor(
-            gw,
-            user=user_of(body),
-            trigger_id=str(body.get("trigger_id") or ""),
-            channel=container(body)[0],
-            reply=reply,
-        ),
-        name="curriculum-edit",
-    )
-    on_click(
-        app,
-        gw,
-        ids.CURRICULUM_CLEAR,
-        lambda body, reply: curriculum.clear(gw, user=user_of(body), reply=reply),
-        name="curriculum-clear",
-    )
+    async def edit(body: dict[str, Any], reply: Reply) -> None:
+        await curriculum.open_editor(gw, user=user_of(body),
+                                     trigger_id=str(body.get("trigger_id") or ""),
+                                     channel=container(body)[0], reply=reply)  # fmt: skip
+
+    async def clear(body: dict[str, Any], reply: Reply) -> None:
+        await curriculum.clear(gw, user=user_of(body), reply=reply)
+
+    on_click(app, gw, ids.CURRICULUM_EDIT, edit, name="curriculum-edit")
+    on_click(app, gw, ids.CURRICULUM_CLEAR, clear, name="curriculum-clear")
 
     @app.view(ids.CURRICULUM_VIEW)
     async def submit(ack: Any, body: dict[str, Any], view: dict[str, Any]) -> None:

@@ -8,7 +8,7 @@ from slack_bolt.async_app import AsyncApp
 
 from services.gateway.slack import ids
 from services.gateway.slack.flows import stale
-from services.gateway.slack.gateway import SlackGateway
+from services.gateway.slack.gateway import Reply, SlackGateway
 from services.gateway.slack.listeners.interactions import on_click, user_of
 
 
@@ -19,12 +19,8 @@ def register(app: AsyncApp, gw: SlackGateway) -> None:
     async def pick(ack: Any) -> None:
         await ack()  # a checkbox toggled: its state arrives with the button
 
-    on_click(
-        app,
-        gw,
-        ids.STALE_REGENERATE,
-        lambda body, reply: stale.regenerate_click(
-            gw, user=user_of(body), state=body.get("state") or {}, reply=reply
-        ),
-        name="stale-regenerate",
-    )
+    async def regenerate(body: dict[str, Any], reply: Reply) -> None:
+        state = body.get("state") or {}
+        await stale.regenerate_click(gw, user=user_of(body), state=state, reply=reply)
+
+    on_click(app, gw, ids.STALE_REGENERATE, regenerate, name="stale-regenerate")

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 from services.gateway.slack import ids
 from services.gateway.slack.blocks.chat import THINKING_TEXT
-from services.gateway.slack.flows.assistant import GREETING, PROMPTS
+from services.gateway.slack.flows.assistant import EXAMPLES, GREETING
 from services.gateway.slack.flows.chat import WORKING_STATUS
 from shared.bus import ChatReply, SourceRef
+from shared.store import ChatTurn, Topic, utcnow
 from tests.fakes.slack_server import FakeSlack
 from tests.services.gateway.conftest import R42Stub
 from tests.services.gateway.harness import USER, Gateway
@@ -55,6 +57,19 @@ def text_of(call) -> str:
 async def test_thread_started_greets_and_suggests_prompts(
     gateway: Gateway, fake_slack: FakeSlack
 ) -> None:
+    store = gateway.ctx.store
+    await store.topics.upsert_many([Topic(id="verlof", label="Verlof", type="process")])
+    # Asked by two colleagues and answered: suggested; asked by one, or unanswered: never.
+    for n, (user, question, topics, miss) in enumerate([
+        ("U1", "Hoe declareer ik reiskosten?", ["verlof"], False),
+        ("U2", "hoe declareer ik  reiskosten", ["verlof"], False),
+        ("U1", "Wat is mijn privé salaris?", ["verlof"], False),
+        ("U1", "Mag de hond mee?", [], True),
+        ("U2", "Mag de hond mee?", [], True),
+    ]):  # fmt: skip
+        at = utcnow() - timedelta(minutes=10 - n)  # distinct times: "newest" is well defined
+        await store.turns.put(ChatTurn(turn_id=f"t{n}", user=user, question=question, answer="…",
+                                       topic_ids=topics, kb_miss=miss, created_at=at))  # fmt: skip
     status, _ = await gateway.event(thread_started(), event_id="EvA1")
     assert status == 200
     greeting = (await fake_slack.wait_for("chat.postMessage"))[0]
@@ -62,7 +77,13 @@ async def test_thread_started_greets_and_suggests_prompts(
     prompts = (await fake_slack.wait_for("assistant.threads.setSuggestedPrompts"))[0]
     assert prompts.response == {"ok": True}  # the fake checks Slack's argument rules
     assert prompts.args["channel_id"] == DM and prompts.args["thread_ts"] == THREAD
-    assert prompts.args["prompts"] == PROMPTS and all(p["message"] for p in PROMPTS)
+    offered = prompts.args["prompts"]
+    assert offered[0]["title"] == "Onderwerp van de week: Verlof"
+    assert [p["message"] for p in offered[1:]] == [
+        "hoe declareer ik reiskosten",  # the newest wording of the frequent question
+        *[p["message"] for p in EXAMPLES],
+    ]
+    assert all(p["message"] and len(p["title"]) <= 75 for p in offered) and len(offered) <= 4
 
 
 async def test_a_question_gets_title_status_and_an_answer_in_its_own_memory(

@@ -20,6 +20,7 @@ from shared.bus import (
 )
 from shared.bus.extractor_rpc import SYNC_HANDBOOK_SUBJECT as SYNC_SUBJECT
 from shared.bus.extractor_rpc import HandbookSyncReply, HandbookSyncRequest
+from shared.bus.objects import read_source_object
 from shared.store import UploadMessage
 from tests.fakes.fixtures import FAKE_SLACK_BOT_TOKEN
 from tests.fakes.slack_server import FakeSlack
@@ -57,7 +58,11 @@ async def test_admin_upload_is_ingested_with_progress(
         ADMIN,
         len(MARKDOWN),
     )
-    assert await store.source_texts.get(uploaded.text_ref) == MARKDOWN.decode()
+    # Staged in r42-sources as any uploader's file; the extractor kept the text and dropped it.
+    assert uploaded.text_ref.startswith("staged-")
+    assert await store.source_texts.get(uploaded.source_id) == MARKDOWN.decode()
+    conn = gateway.ctx.broker.connection
+    assert await read_source_object(conn, uploaded.text_ref, max_bytes=10_000) is None
     assert (await store.sources.get(uploaded.source_id)).status == "pending"
     assert fake_slack.calls_to("files.info")[0].args["file"] == "F1"
     download = fake_slack.calls_to("files.download")[0]
@@ -153,7 +158,7 @@ async def test_admin_pdf_upload_is_ingested_as_its_text(
                         mimetype="application/pdf")  # fmt: skip
     await gateway.event(shared("FP"), event_id="EvUP")
     uploaded = (await tap.wait(SourceUploaded))[0]
-    text = await gateway.ctx.store.source_texts.get(uploaded.text_ref)
+    text = await gateway.ctx.store.source_texts.get(uploaded.source_id)
     assert uploaded.name == "thuiswerken.pdf" and "2 euro per dag" in text
     assert "%PDF" not in text
 
