@@ -14,6 +14,7 @@ import numpy as np
 from shared.kb.compound import MAX_EXPANSIONS, CompoundIndex
 from shared.kb.models import KbInputError, TopicLike, kb_hash
 from shared.kb.tokens import STOPWORDS, tokenize
+from shared.kb.vocab import Vocabulary
 
 COMPOUND_WEIGHT = 0.5
 KNOWN_WORD_FACTOR = 0.5
@@ -110,7 +111,10 @@ class RetrievalIndex:
             self._terms = vectorizer.get_feature_names_out().tolist()
             self._idf = vectorizer.idf_.astype(np.float32)
             self._indptr, self._indices, self._data = matrix.indptr, matrix.indices, matrix.data
-        self._compound = CompoundIndex(self._terms, self._vocab)
+        terms = Vocabulary()  # the current CompoundIndex reads a vocabulary view
+        for term in self._terms:
+            terms.add(term)  # in column order: term numbers are the columns
+        self._compound = CompoundIndex(terms.view())
         # Chat questions repeat words; a per-index cache keeps expansion off the hot path.
         self._expand = functools.lru_cache(maxsize=EXPANSION_CACHE)(self._compound.expand)
         return self

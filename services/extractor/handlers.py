@@ -70,7 +70,8 @@ async def ensure_source(
     """
     if await store.sources.get(event.source_id) is not None:
         if objects is not None:
-            await objects.drop(event.text_ref)  # a resumed ingest puts its file again
+            # A resumed ingest puts its file again; a newer file under that name stays.
+            await objects.drop(event.text_ref, sha256=event.sha256)
         return
     data = await objects.read(event.text_ref) if objects is not None else None
     if data is None:
@@ -91,7 +92,7 @@ async def ensure_source(
                who=event.uploaded_by)
     )  # fmt: skip
     if objects is not None:
-        await objects.drop(event.text_ref)
+        await objects.drop(event.text_ref, sha256=event.sha256)
 
 
 def source_failed(event: SourceUploaded | SourceCancelled, error: str) -> SourceFailed:

@@ -23,9 +23,12 @@ class SourceObjects:
         """The object's bytes; None when it is not there."""
         return await read_source_object(self.broker.connection, name, max_bytes=self.max_bytes)
 
-    async def drop(self, name: str) -> None:
-        """Delete an object whose text the store now holds (a failure only costs space)."""
+    async def drop(self, name: str, *, sha256: str | None = None) -> None:
+        """Delete an object whose text the store now holds (only that content, with sha256).
+
+        A failure only costs space.
+        """
         try:
-            await delete_source_object(self.broker.connection, name)
+            await delete_source_object(self.broker.connection, name, sha256=sha256)
         except BusError as exc:
             log.warning("could not delete %s (the source is registered): %s", name, exc)

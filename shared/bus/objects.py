@@ -8,6 +8,7 @@ the source and deletes the object. Object names are the uploader's own (a path, 
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from nats.errors import Error as NatsError
@@ -61,11 +62,20 @@ async def put_source_object(connection: Any, name: str, data: bytes) -> None:
         raise BusError(f"storing object {name!r} in {SOURCES_BUCKET}: {exc}") from exc
 
 
-async def delete_source_object(connection: Any, name: str) -> bool:
-    """Remove object `name` from r42-sources; False when it (or the bucket) is not there."""
+async def delete_source_object(connection: Any, name: str, *, sha256: str | None = None) -> bool:
+    """Remove object `name` from r42-sources; False when it (or the bucket) is not there.
+
+    With `sha256` (hex) only that content is removed: an uploader may have put a new file
+    under the same name since.
+    """
     js = connection.jetstream()
     try:
         bucket = await js.object_store(SOURCES_BUCKET)
+        if sha256 is not None:
+            info = await bucket.get_info(name)
+            digest = base64.urlsafe_b64encode(bytes.fromhex(sha256)).decode()
+            if info.digest != f"SHA-256={digest}":
+                return False
         await bucket.delete(name)
     except (BucketNotFoundError, ObjectNotFoundError, ObjectDeletedError, NotFoundError):
         return False

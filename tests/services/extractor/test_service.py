@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import replace
 from pathlib import Path
+
+import pytest
 
 from services.extractor.app import (
     SAMPLE_FLAG,
@@ -233,8 +236,9 @@ async def test_no_sample_handbook_when_sources_exist(
 
 
 async def test_an_upload_is_registered_from_its_object_and_only_from_it(
-    nats_url: str, unique: str, tmp_path: Path
+    nats_url: str, unique: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.INFO, logger="services.extractor.pipeline")
     ns = f"x{unique}"
     log = await EventLog(ns).start(nats_url)
     text = sections(1)
@@ -263,6 +267,17 @@ async def test_an_upload_is_registered_from_its_object_and_only_from_it(
             assert await ctx.store.sources.get("g-3") is None
             assert await ctx.store.source_texts.get("g-1") == text
             left = await read_source_object(ctx.broker.connection, ref, max_bytes=10_000)
+            # A repeat of g-1's event after the uploader put a new file under that name
+            # leaves the new file alone (only g-1's own content is dropped).
+            newer = text.replace("Onderwerp", "Thema").encode()
+            await put_source_object(ctx.broker.connection, ref, newer)
+            again = SourceUploaded(
+                source_id="g-1", name="n.md", sha256=good, text_ref=ref, size=len(data),
+                uploaded_by="U1", actor="gateway",
+            )  # fmt: skip
+            await publish_event(ctx.broker, again, namespace=ns)
+            await until(lambda: "source g-1 is completed; nothing to do" in caplog.text)
+            kept = await read_source_object(ctx.broker.connection, ref, max_bytes=10_000)
     finally:
         await log.close()
     assert created is not None and created.who == "U1" and created.status == "completed"
@@ -270,3 +285,4 @@ async def test_an_upload_is_registered_from_its_object_and_only_from_it(
     assert "does not match the event's size and sha256" in bad_sha[0].error
     assert "no object 'inline-1' in the r42-sources bucket" in inline[0].error
     assert left is None  # read once, then deleted: the store holds the text
+    assert kept == newer
