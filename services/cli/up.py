@@ -88,7 +88,11 @@ async def _until_stopped(
     for note in runtime.notes:
         err.print(Text(note, style="yellow"), soft_wrap=True)
     run, console_note = console_choice(settings, wanted=console)
-    err.print("waiting for every service to answer…", style="dim")
+    # Above the console its language already (the banner follows in Dutch).
+    waiting = (
+        "wachten tot elke dienst antwoordt…" if run else "waiting for every service to answer…"
+    )
+    err.print(waiting, style="dim")
     # "Up" means every service answers: a question typed at the prompt must find its service.
     ready = asyncio.create_task(runtime.wait_ready(timeout=READY_TIMEOUT_S))
     stopped = asyncio.create_task(stop.wait())

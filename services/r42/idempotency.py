@@ -44,6 +44,7 @@ REPLY_TTL_S = 24 * 3600.0
 LEASE_S = 4.5
 """A dead holder's turn is taken over at most this long after its last renewal."""
 POLL_S = 0.1
+MAX_POLL_S = 1.0
 WAIT_S = 120.0
 """How long a repeat waits for a live holder (above the turn's own 90 s bound)."""
 
@@ -108,17 +109,18 @@ class TurnLedger:
         loop = asyncio.get_running_loop()
         # A repeat waits for a live holder only as long as its caller waits for it.
         deadline = loop.time() + min(self.wait_s, request.wait_s or self.wait_s)
-        while True:
+        pause = POLL_S
+        # The lease first: a new turn (the usual case) then costs one write and one read.
+        while not await self.store.locks.acquire(lock, owner, ttl_s=self.lease_s):
             stored = await self.stored_reply(key)
             if stored is not None:
                 return stored
-            if await self.store.locks.acquire(lock, owner, ttl_s=self.lease_s):
-                break
             if loop.time() > deadline:
                 raise TransientError("this message is still being answered; try again")
-            await asyncio.sleep(POLL_S)
+            await asyncio.sleep(pause)
+            pause = min(pause * 1.5, MAX_POLL_S)  # many repeats must not crowd the store
         try:
-            # It may have finished between the check above and taking the lease.
+            # A finished turn's lease is free: its stored reply is what a repeat gets.
             stored = await self.stored_reply(key)
             if stored is not None:
                 return stored

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import uuid
 from collections.abc import Awaitable, Callable
@@ -32,10 +33,11 @@ def _checked_conversation(conversation: str) -> str:
     return conversation
 
 
-def _checked_turn_id(turn_id: str) -> str:
-    if not re.fullmatch(TURN_ID_PATTERN, turn_id):
-        raise BadInputError("onbekend bericht-id")
-    return turn_id
+def _wire_turn_id(turn_id: str) -> str:
+    # A platform's id of another shape (spaces, non-ASCII, too long) still names one message.
+    if re.fullmatch(TURN_ID_PATTERN, turn_id):
+        return turn_id
+    return hashlib.sha256(turn_id.encode()).hexdigest()[:40]
 
 
 class ChatCalls:
@@ -74,7 +76,7 @@ class ChatCalls:
             text=text[:MAX_CHAT_CHARS],
             correlation_id=correlation_id,
             conversation=_checked_conversation(conversation),
-            turn_id=_checked_turn_id(turn_id) if turn_id else uuid.uuid4().hex,
+            turn_id=_wire_turn_id(turn_id) if turn_id else uuid.uuid4().hex,
             settle_kb=settle_kb,
         )
         return await ask_r42(

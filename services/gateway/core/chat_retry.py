@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 
 ATTEMPT_S = 6.0
 RECONNECT_CHECK_S = 0.2
-UNREACHABLE_S = 5.0
+UNREACHABLE_S = 3.0
 """How long to keep asking while no r42 replica is subscribed (one restarting comes back)."""
 BACKOFF_BASE_S = 0.25
 BACKOFF_CAP_S = 2.0

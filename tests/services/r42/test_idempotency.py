@@ -7,6 +7,7 @@ rpc.r42.chat on the session's nats-server; the gateway core's ask_r42 is the cal
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 from faststream.nats import NatsBroker
 
+from services.gateway.core.chat import _wire_turn_id
 from services.gateway.core.chat_retry import ShownText, ask_r42
 from services.r42.handlers import R42Handlers
 from services.r42.idempotency import ANSWER_SCOPE, LOCK_PREFIX, Turn, TurnLedger, turn_key
@@ -33,6 +35,7 @@ from shared.bus import (
     serve_rpc,
     start_broker,
 )
+from shared.bus.chat import TURN_ID_PATTERN
 from shared.errors import TransientError
 from shared.llm import LLMRuntime, OfflineProvider
 from shared.store import Store, ThreadMessage, Topic, utcnow
@@ -281,3 +284,10 @@ async def test_a_turn_that_asks_for_a_settled_kb_answers_from_the_update_just_he
     settled = await handlers.chat(ChatRequest(user_id="U2", text=question, settle_kb=True))
     assert [s.id for s in settled.sources] == ["thuiswerken"], settled
     await kb.aclose()
+
+
+def test_a_platform_id_of_any_shape_becomes_one_stable_turn_id() -> None:
+    assert _wire_turn_id("Ev0A1B2C3D") == "Ev0A1B2C3D"
+    odd = _wire_turn_id("1:1 bericht-é " + "x" * 300)
+    assert re.fullmatch(TURN_ID_PATTERN, odd) and odd == _wire_turn_id("1:1 bericht-é " + "x" * 300)
+    assert odd != _wire_turn_id("1:1 bericht-e " + "x" * 300)
