@@ -7,8 +7,8 @@ and others only now and then, so the SDK loads where it is used.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from shared.llm.providers.base import ProviderReply, ProviderRequest
 
@@ -44,6 +44,10 @@ class LazyAnthropicProvider:
     async def create(self, request: ProviderRequest) -> ProviderReply:
         """One attempt through the real provider."""
         return await self.provider().create(request)
+
+    async def count_tokens(self, body: Mapping[str, Any], *, timeout: float) -> int:  # noqa: ASYNC109
+        """Input tokens of a request body, through the real provider."""
+        return await self.provider().count_tokens(body, timeout=timeout)
 
     async def stream(
         self, request: ProviderRequest, on_text: Callable[[str], Awaitable[None]]

@@ -35,3 +35,14 @@ def test_a_runtime_with_a_key_does_not_load_the_sdk_at_start() -> None:
 
 def test_the_fake_backed_runtime_answers_through_the_lazy_provider(fake_llm: LLMRuntime) -> None:
     assert isinstance(fake_llm.provider, LazyAnthropicProvider)
+
+
+def test_the_lazy_provider_offers_every_call_of_the_real_one() -> None:
+    # A call missing here is silently skipped by callers that probe for it (count_tokens was).
+    from shared.llm.providers.anthropic_api import AnthropicProvider
+    from shared.llm.providers.lazy import LazyAnthropicProvider
+
+    def public(cls: type) -> set[str]:
+        return {n for n in vars(cls) if not n.startswith("_") and callable(getattr(cls, n))}
+
+    assert public(AnthropicProvider) - {"client"} <= public(LazyAnthropicProvider)
