@@ -49,6 +49,7 @@ from services.r42.prompts import (
     not_in_kb,
     search_result_text,
     system_blocks,
+    thread_text,
 )
 from services.r42.proposals import effective_admin, save_proposal
 from services.r42.smalltalk import is_small_talk
@@ -211,6 +212,16 @@ def _last_question(history: list[ThreadMessage]) -> str:
     return next((m.text for m in reversed(history) if m.role == "user"), "")
 
 
+def _question_content(question: str, request: ChatRequest) -> str | list[dict[str, str]]:
+    """The question, after the channel thread's recent messages when it was asked in one."""
+    if not request.thread:
+        return question
+    return [
+        {"type": "text", "text": thread_text(request.thread)},
+        {"type": "text", "text": question},
+    ]
+
+
 def _language(question: str) -> Literal["nl", "en"]:
     return "en" if detect_language(question) == "en" else "nl"
 
@@ -231,7 +242,9 @@ async def _converse(
 ) -> tuple[str, list[SourceRef], _Turn]:
     snapshot = await kb.get()
     context = await turn_context(store=store, snapshot=snapshot, question=question)
-    if not context.relevant and (previous := _last_question(history)):
+    # In a channel thread the question may refer to what was said before R42 was mentioned.
+    previous = _last_question(history) or (request.thread[-1].text if request.thread else "")
+    if not context.relevant and previous:
         # A follow-up ("En hoeveel dagen?") is about what the conversation was about: it
         # counts when, read with the previous question, it touches one of that one's topics.
         follow_up = await turn_context(
@@ -246,11 +259,11 @@ async def _converse(
     system = system_blocks(
         catalogue_text=snapshot.catalogue, context_text=context.text,
         user_id=request.user_id, user_name=request.user_name, is_admin=is_admin,
-        language=language, relevant=turn.relevant,
+        language=language, relevant=turn.relevant, in_thread=bool(request.thread),
     )  # fmt: skip
     messages: list[dict[str, Any]] = [
         *history_messages(history),
-        {"role": "user", "content": question},
+        {"role": "user", "content": _question_content(question, request)},
     ]
     # R42_ANSWER_MAX_TOKENS, checked against the fast model's limit when settings were built.
     max_tokens = get_runtime().settings.answer_max_tokens

@@ -28,6 +28,7 @@ from shared.bus.chat import (
     ProposalDecisionReply,
     ProposalDecisionRequest,
     SourceRef,
+    ThreadNote,
 )
 from shared.bus.consumer import (
     Delivery,
@@ -156,6 +157,7 @@ __all__ = [
     "SourceRef",
     "SourceUploaded",
     "StreamSpec",
+    "ThreadNote",
     "Topic",
     "TopicType",
     "build_broker",

@@ -27,8 +27,20 @@ TURN_ID_PATTERN = r"^[!-~]{1,200}$"
 """A turn id: printable ASCII, no spaces (a Slack client_msg_id, a Teams activity id, a uuid)."""
 
 
+MAX_THREAD_NOTES = 10
+"""At most this many earlier messages of a channel thread come with a turn."""
+MAX_THREAD_NOTE_CHARS = 1_500
+
+
 class _Rpc(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ThreadNote(_Rpc):
+    """One earlier message of the channel thread R42 was mentioned in (context, not a question)."""
+
+    author: str = Field(max_length=200)
+    text: str = Field(max_length=MAX_THREAD_NOTE_CHARS)
 
 
 def thread_key(user_id: str, conversation: str) -> str:
@@ -55,6 +67,9 @@ class ChatRequest(_Rpc):
     """Answer only after every KB update the service has heard is applied (the console's
     first question after the sample handbook was read: an answer from a half-updated
     snapshot would say "not in the knowledge graph" about what was just read)."""
+    thread: list[ThreadNote] = Field(default_factory=list, max_length=MAX_THREAD_NOTES)
+    """The recent messages of the channel thread the question was asked in, oldest first
+    (an @mention inside a thread): what the question refers to, never instructions."""
     wait_s: float | None = Field(default=None, gt=0, le=600)
     """How long the caller waits for this attempt: a repeat that finds the turn running on
     another replica waits for its reply at most this long (then the caller asks again)."""

@@ -59,6 +59,8 @@ class FakeSlack:
         self.file_contents: dict[str, bytes] = {}
         self.overrides: dict[str, dict[str, Any]] = {}
         self.streams: dict[str, StreamedMessage] = {}
+        self.threads: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        """Seeded channel threads, (channel, parent ts) → messages oldest first."""
         self._lock = threading.Lock()
         self._ts = 1_700_000_000
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -234,8 +236,23 @@ class FakeSlack:
                     stream.blocks = list(args.get("blocks") or [])
             return {"ok": True, "channel": channel, "ts": args.get("ts")}
         if method == "conversations.replies":
-            return {"ok": True, "messages": [], "has_more": False}
+            return self._replies(channel, args)
         return {"ok": True}
+
+    def _replies(self, channel: str, args: dict[str, Any]) -> dict[str, Any]:
+        """conversations.replies as Slack pages it: oldest first, `latest` bound, `limit`."""
+        with self._lock:
+            thread = self.threads.get((channel, str(args.get("ts"))))
+        if thread is None:
+            return {"ok": False, "error": "thread_not_found"}
+        latest, inclusive = args.get("latest"), str(args.get("inclusive")) in ("1", "true", "True")
+        picked = [
+            m for m in thread
+            if latest is None or float(m["ts"]) < float(latest)
+            or (inclusive and float(m["ts"]) == float(latest))
+        ]  # fmt: skip
+        limit = int(args.get("limit") or 1000)
+        return {"ok": True, "messages": picked[:limit], "has_more": len(picked) > limit}
 
     async def _handle_respond(self, request: web.Request) -> web.Response:
         raw = await request.read()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from services.gateway.core.chat_retry import ask_r42
 from services.gateway.core.context import CoreContext
@@ -19,6 +19,7 @@ from shared.bus import (
     ClearRequest,
     ProposalDecisionReply,
     ProposalDecisionRequest,
+    ThreadNote,
     request,
 )
 from shared.bus.chat import CONVERSATION_PATTERN, TURN_ID_PATTERN
@@ -61,6 +62,7 @@ class ChatCalls:
         on_text: Callable[[str], Awaitable[None]] | None = None,
         turn_id: str | None = None,
         settle_kb: bool = False,
+        thread: Sequence[ThreadNote] = (),
     ) -> ChatReply:
         """One chat turn with R42 in one conversation (each has its own memory).
 
@@ -78,6 +80,7 @@ class ChatCalls:
             conversation=_checked_conversation(conversation),
             turn_id=_wire_turn_id(turn_id) if turn_id else uuid.uuid4().hex,
             settle_kb=settle_kb,
+            thread=list(thread),
         )
         return await ask_r42(
             ctx.broker, req, timeout=ctx.chat_timeout, namespace=ctx.namespace, on_text=on_text

@@ -170,6 +170,25 @@ class SlackApi:
                 return ""
         return self._names[user]
 
+    async def thread_messages(
+        self, channel: str, thread_ts: str, *, before_ts: str, limit: int
+    ) -> list[dict[str, Any]]:
+        """A thread's messages before `before_ts`, oldest first ([] when Slack will not say)."""
+        try:
+            # A read method: slack-sdk sends it as GET parameters (Slack takes no JSON here).
+            resp = await self.client.conversations_replies(
+                channel=channel, ts=thread_ts, latest=before_ts, inclusive=False, limit=limit
+            )
+        except SlackApiError as exc:
+            log.info("conversations.replies %s/%s: %s", channel, thread_ts, _slack_error(
+                "conversations.replies", exc))  # fmt: skip
+            return []
+        except (TimeoutError, OSError) as exc:
+            log.info("conversations.replies unreachable: %s", type(exc).__name__)
+            return []
+        messages = resp.get("messages") or []
+        return [m for m in messages if isinstance(m, dict) and _ts(m) < _ts({"ts": before_ts})]
+
     async def publish_home(self, user: str, view: dict[str, Any]) -> None:
         """Publish a user's App Home."""
         check_blocks(view.get("blocks", []), max_blocks=MAX_VIEW_BLOCKS)
@@ -223,3 +242,10 @@ class SlackApi:
         except httpx2.HTTPError as exc:
             raise TransientError(f"download failed: {type(exc).__name__}") from None
         return b"".join(chunks)
+
+
+def _ts(message: dict[str, Any]) -> float:
+    try:
+        return float(message.get("ts") or 0)
+    except (TypeError, ValueError):
+        return 0.0

@@ -31,15 +31,17 @@ def test_manifest_covers_the_app() -> None:
     assert scopes == {
         "app_mentions:read",
         "assistant:write",
+        "channels:history",
         "chat:write",
         "commands",
+        "groups:history",
         "im:history",
         "im:write",
         "mpim:history",
         "files:read",
         "files:write",
         "users:read",
-    }  # im:read is not used (conversations.open needs im:write)
+    }  # im:read is not used (conversations.open needs im:write); *:history: thread context
     settings = manifest["settings"]
     assert set(settings["event_subscriptions"]["bot_events"]) == {
         "app_mention",

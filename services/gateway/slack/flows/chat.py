@@ -18,8 +18,10 @@ from services.gateway.core import user_message
 from services.gateway.slack.api import Blocks
 from services.gateway.slack.blocks import chat as bc
 from services.gateway.slack.blocks.kit import escape, notice_blocks, strip_mentions
+from services.gateway.slack.flows.thread_notes import thread_notes, wants_thread
 from services.gateway.slack.gateway import Reply, SlackGateway
 from services.gateway.slack.streaming import AnswerStream
+from shared.bus import ThreadNote
 
 log = logging.getLogger(__name__)
 
@@ -89,11 +91,21 @@ async def chat_turn(
             stream.on_started = _dropper(gw, channel, thinking)
     try:
         name = await api.user_name(user)
+        notes: list[ThreadNote] = []
+        if (
+            thread_ts
+            and message_ts
+            and wants_thread(channel=channel, thread_ts=thread_ts, message_ts=message_ts)
+        ):
+            notes = await thread_notes(
+                gw, channel=channel, thread_ts=thread_ts, message_ts=message_ts
+            )
         reply = await gw.client.chat.ask(
             user_id=user,
             text=question,
             conversation=conversation_key(channel, thread_ts),
             user_name=name,
+            thread=notes,
             correlation_id=correlation,
             on_text=stream.append if stream is not None else None,
             turn_id=correlation,  # client_msg_id / event_id: a repeat is answered once
