@@ -31,7 +31,15 @@ class SourceCancelledError(PermanentError):
 
 
 class AlreadyRunningError(PermanentError):
-    """The source is already being extracted by this process (a duplicate delivery)."""
+    """The source was being extracted by this process (a duplicate delivery); that run is over.
+
+    `failure` is how that run ended when it did not succeed (None: it succeeded or was
+    cancelled).
+    """
+
+    def __init__(self, message: str, *, failure: BaseException | None = None) -> None:
+        super().__init__(message)
+        self.failure = failure
 
 
 class SourceTasks:
@@ -47,9 +55,17 @@ class SourceTasks:
 
     async def run(self, source_id: str, work: Coroutine[Any, Any, T]) -> T:
         """Run `work` as the task of `source_id`; SourceCancelledError if cancel() stops it."""
-        if source_id in self._tasks:
+        running = self._tasks.get(source_id)
+        if running is not None:
             work.close()
-            raise AlreadyRunningError(f"source {source_id} is already being extracted here")
+            # The duplicate's handler returns (and its delivery is acked, which acks the one
+            # message) only once that run is over: acked earlier, a crash of this process
+            # would leave the source half done with nothing left to redeliver.
+            await asyncio.wait({running})
+            failure = None if running.cancelled() else running.exception()
+            raise AlreadyRunningError(
+                f"source {source_id} was already being extracted here", failure=failure
+            )
         task = asyncio.create_task(work, name=f"extract:{source_id}")
         self._tasks[source_id] = task
         try:

@@ -9,7 +9,7 @@ from services.extractor.config import ExtractOptions
 from services.extractor.outcomes import Publish, fail_source, mark_cancelled
 from services.extractor.pipeline import ExtractResult, extract_source
 from services.extractor.ports import ExtractorStore
-from shared.errors import is_transient
+from shared.errors import TransientError, is_transient
 from shared.llm import Limiter
 
 log = logging.getLogger(__name__)
@@ -44,10 +44,13 @@ async def run_source(
     )  # fmt: skip
     try:
         return await tasks.run(source_id, work)
-    except AlreadyRunningError:
-        # A redelivery that reached the process still working on it: that run goes on.
-        log.info("source %s is already being extracted here; duplicate delivery ignored",
+    except AlreadyRunningError as exc:
+        # A redelivery that reached the process while it worked on the source: it waited
+        # for that run, and asks for another delivery only where that run would have.
+        log.info("source %s was already being extracted here; duplicate delivery waited for it",
                  source_id)  # fmt: skip
+        if exc.failure is not None and is_transient(exc.failure) and not last_attempt:
+            raise TransientError(f"source {source_id}: {exc.failure}") from None
         return ExtractResult(status="processing")
     except SourceCancelledError:
         await mark_cancelled(store, source_id, publish)

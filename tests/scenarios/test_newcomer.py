@@ -127,7 +127,10 @@ def test_the_first_hour(tmp_path: Path, fake_slack: FakeSlack) -> None:
         answer = term.type("Hoeveel dagen ouderschapsverlof krijg ik?")
         assert "Ouderschapsverlof" in answer and "Bronnen:" in answer, answer
         assert "niet in de kennisgraaf" not in answer, answer
-        assert read_before or "Het voorbeeldhandboek wordt nog ingelezen (" in answer, answer
+        # The reading may finish between this check and the console's own, so only a
+        # handbook already read forbids the notice (the notice itself: test_console_warmup).
+        if read_before:
+            assert "wordt nog ingelezen" not in answer, answer
         assert sources_done(store_url)
 
         # A natural request makes a proposal; the console user (in R42_ADMINS) confirms it,

@@ -261,20 +261,25 @@ async def test_cancelling_the_task_aborts_the_call_in_flight(
     )
     await until(lambda: len(fake_anthropic.requests) >= 2)
     assert tasks.running() == [source_id]
-    # A duplicate delivery reaching this process while it works leaves the run alone.
-    duplicate = await run_source(
-        store=store,
-        source_id=source_id,
-        publish=bus.publish,
-        limiter=None,
-        options=OPTIONS,
-        tasks=tasks,
-        last_attempt=True,
+    # A duplicate delivery reaching this process while it works leaves the run alone, and
+    # ends (so its delivery is acked) only once that run is over.
+    duplicate = asyncio.create_task(
+        run_source(
+            store=store,
+            source_id=source_id,
+            publish=bus.publish,
+            limiter=None,
+            options=OPTIONS,
+            tasks=tasks,
+            last_attempt=True,
+        )
     )
-    assert duplicate.status == "processing" and tasks.running() == [source_id]
+    await asyncio.sleep(0.05)
+    assert not duplicate.done() and tasks.running() == [source_id]
     assert tasks.cancel(source_id)
     result = await asyncio.wait_for(run, 10)
     assert result.status == "cancelled" and tasks.running() == []
+    assert (await asyncio.wait_for(duplicate, 10)).status == "processing"
     source = await store.sources.get(source_id)
     assert source is not None and source.status == "cancelled"
     # Chunk 1 ("een") had merged; a cancelled source, like a failed one, leaves no partial
