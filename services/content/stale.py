@@ -112,24 +112,7 @@ async def regenerate(
             content = await store.content.get(topic_id)
             present: list[str] = [k for k in KINDS if part_of(content, k) is not None]
             targets[topic_id] = present or [*KINDS]
-    results = []
-    for topic_id, kinds in targets.items():
-        topic = await get_topic(store, topic_id)
-        if topic is None:
-            results.append(RegenResult(topic_id, (), "no topic with this id (KG or custom)"))
-            continue
-        content_type = "all" if len(kinds) == len(KINDS) else None
-        done: list[str] = []
-        try:
-            for kind in [content_type] if content_type else kinds:
-                outcome = await ensure_content(store, topic=topic, content_type=kind, force=True)
-                done.extend(outcome.generated)
-        except R42Error as exc:
-            log.warning("regenerating %s failed: %s", topic_id, exc)
-            results.append(RegenResult(topic_id, tuple(done), str(exc)))
-            continue
-        results.append(RegenResult(topic_id, tuple(done)))
-    return results
+    return await _regenerate_targets(store, targets, whole_as_all=True)
 
 
 async def regenerate_parts(
@@ -140,15 +123,23 @@ async def regenerate_parts(
     for topic_id, kind in parts:
         if kind in KINDS and kind not in targets.setdefault(topic_id, []):
             targets[topic_id].append(kind)
+    return await _regenerate_targets(store, targets, whole_as_all=False)
+
+
+async def _regenerate_targets(
+    store: ContentStore, targets: dict[str, list[str]], *, whole_as_all: bool
+) -> list[RegenResult]:
+    """Regenerate each topic's kinds; with whole_as_all a topic's every kind is one "all" run."""
     results = []
     for topic_id, kinds in targets.items():
         topic = await get_topic(store, topic_id)
         if topic is None:
             results.append(RegenResult(topic_id, (), "no topic with this id (KG or custom)"))
             continue
+        whole = whole_as_all and len(kinds) == len(KINDS)
         done: list[str] = []
         try:
-            for kind in kinds:
+            for kind in ["all"] if whole else kinds:
                 outcome = await ensure_content(store, topic=topic, content_type=kind, force=True)
                 done.extend(outcome.generated)
         except R42Error as exc:
