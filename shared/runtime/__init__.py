@@ -7,8 +7,9 @@ httpx2, pydantic and nats-py before its own code runs.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from shared.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from shared.runtime.nats_server import EmbeddedNatsServer, NatsServerError, find_nats_server
@@ -79,14 +80,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, __all__)
