@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -10,23 +9,14 @@ from typer.testing import CliRunner, Result
 
 from services.cli.main import build_app
 from shared.llm import reset_llm
-from shared.store import open_store
 from tests.fakes.anthropic_server import FakeAnthropic, text_reply
 from tests.fakes.fixtures import FAKE_ANTHROPIC_API_KEY
-from tests.services.r42.conftest import seed_kb
+from tests.services.r42.conftest import seeded_sqlite
 
 
 @pytest.fixture
 def url(tmp_path: Path) -> str:
-    store_url = f"sqlite:///{tmp_path / 'cli.db'}"
-
-    async def seed() -> None:
-        store = await open_store(store_url)
-        await seed_kb(store)
-        await store.close()
-
-    asyncio.run(seed())
-    return store_url
+    return seeded_sqlite(tmp_path / "cli.db")
 
 
 def ask(url: str, fake: FakeAnthropic, budget: str | None) -> Result:

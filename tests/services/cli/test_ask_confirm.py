@@ -11,7 +11,7 @@ from typer.testing import CliRunner, Result
 from services.cli.main import build_app
 from shared.llm import reset_llm
 from shared.store import open_store
-from tests.services.r42.conftest import seed_kb
+from tests.services.r42.conftest import seeded_sqlite
 
 REQUEST = "Kun je een onderwerp toevoegen over thuiswerken? Iedereen mag twee dagen thuis werken."
 
@@ -21,14 +21,7 @@ def url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setenv("R42_LLM", "offline")
     monkeypatch.setenv("R42_LIMITER", "off")
     monkeypatch.setenv("R42_DATA_DIR", str(tmp_path / "data"))  # no `r42 up` recorded there
-    store_url = f"sqlite:///{tmp_path / 'cli.db'}"
-
-    async def seed() -> None:
-        store = await open_store(store_url)
-        await seed_kb(store)
-        await store.close()
-
-    asyncio.run(seed())
+    store_url = seeded_sqlite(tmp_path / "cli.db")
     yield store_url
     reset_llm()
 

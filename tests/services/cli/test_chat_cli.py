@@ -18,7 +18,7 @@ from shared.llm import reset_llm
 from shared.store import open_store
 from tests.fakes.anthropic_server import FakeAnthropic, server_error, text_reply
 from tests.fakes.fixtures import FAKE_ANTHROPIC_API_KEY
-from tests.services.r42.conftest import seed_kb, start_quiz
+from tests.services.r42.conftest import seeded_sqlite, start_quiz
 
 ENV = {"COLUMNS": "250"}
 
@@ -43,14 +43,7 @@ def run(*args: str, env: dict[str, str] | None = None) -> Result:
 def url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setenv("R42_LLM", "offline")
     monkeypatch.setenv("R42_LIMITER", "off")
-    store_url = f"sqlite:///{tmp_path / 'cli.db'}"
-
-    async def seed() -> None:
-        store = await open_store(store_url)
-        await seed_kb(store)
-        await store.close()
-
-    asyncio.run(seed())
+    store_url = seeded_sqlite(tmp_path / "cli.db")
     yield store_url
     reset_llm()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,21 @@ async def seed_kb(store: Store) -> None:
     await store.topics.upsert_many(TOPICS)
     await store.relations.upsert_many(RELATIONS)
     await store.content.put(Content(topic_id="verlof", article=VERLOF_ARTICLE))
+
+
+def seeded_sqlite(path: Path) -> str:
+    """A SQLite store at `path` holding the seed KB, for commands run against its URL."""
+    url = f"sqlite:///{path}"
+
+    async def seed() -> None:
+        store = await open_store(url)
+        try:
+            await seed_kb(store)
+        finally:
+            await store.close()
+
+    asyncio.run(seed())
+    return url
 
 
 async def kb_dump(store: Store) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
