@@ -17,17 +17,13 @@ from rich.text import Text
 from services.cli.up_banner import banner, banner_title, next_line
 from shared.config import Settings, build_settings, describe_settings_error
 from shared.errors import R42Error
-from shared.runtime import (
-    EmbeddedRuntime,
-    RuntimeState,
-    ServiceSpec,
-    SupervisorEvent,
-)
+from shared.runtime.launch import defer_imports
 from shared.runtime.nodes import check_cluster_size
-from shared.runtime.supervisor import replicate
+from shared.runtime.supervisor import ServiceSpec, SupervisorEvent, replicate
 
 if TYPE_CHECKING:
     from services.registry import ConsoleRun
+    from shared.runtime import EmbeddedRuntime, RuntimeState
 
 EXIT_USAGE = 2
 EXIT_FAILED = 1
@@ -196,6 +192,8 @@ async def serve(
 
     The services named in `later` start once the others answer (a staged start).
     """
+    from shared.runtime import EmbeddedRuntime
+
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     runtime = EmbeddedRuntime(
@@ -276,6 +274,8 @@ def run_up(
     replicas: int = 1,
 ) -> int:  # fmt: skip
     """Validate the options, then serve until stopped; returns the exit code."""
+    # Before nats-py is imported: this process talks to NATS over TCP only (see launch.py).
+    defer_imports()
     err = Console(stderr=True, highlight=False)
     try:
         check_cluster_size(cluster)

@@ -6,8 +6,13 @@ too; without the console the banner is the CLI's own output and stays English.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from shared.config import Settings
-from shared.runtime import EmbeddedRuntime, RuntimeState, display_url
+from shared.config import redact_url as display_url
+
+if TYPE_CHECKING:
+    from shared.runtime import EmbeddedRuntime, RuntimeState
 
 _LABELS_NL = {
     "data dir": "datamap", "NATS": "NATS", "streams": "streams", "store": "opslag",

@@ -14,7 +14,7 @@ from nats.aio.client import Client as NatsClient
 from nats.errors import Error as NatsError
 from nats.js.api import ObjectStoreConfig
 
-from shared.bus.broker import NatsAuth
+from shared.bus.auth import NatsAuth
 from shared.config import Settings, nats_servers, redact_url
 from shared.errors import BusError, ConfigError, R42Error
 from shared.runtime.nats_auth import (

@@ -27,7 +27,9 @@ def _kids(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "kids"
 
 
-def _serve(tmp_path: Path, specs: tuple[ServiceSpec, ...], *, console: bool = False):
+def _serve(
+    tmp_path: Path, specs: tuple[ServiceSpec, ...], *, console: bool = False
+) -> tuple[asyncio.Task[int], io.StringIO, io.StringIO]:
     out, err = io.StringIO(), io.StringIO()
     settings = build_settings(data_dir=tmp_path / "data")
     run = serve(
