@@ -33,6 +33,7 @@ from shared.lazy import lazy_exports
 if TYPE_CHECKING:
     from shared.store._common import describe_validation, iso_week, normalise_question_key, utcnow
     from shared.store.factory import open_store, redact_url
+    from shared.store.fence import Fence, LeaseLostError
     from shared.store.kb_file import (
         ImportPlan,
         ImportRejectedError,
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
         plan_import,
         read_kb_file,
     )
-    from shared.store.leases import LockBusyError, hold_lock
+    from shared.store.leases import HeldLease, LockBusyError, hold_lock
     from shared.store.models import (
         LEARNING_RELEVANCES,
         RELATION_TYPES,
@@ -165,11 +166,12 @@ if TYPE_CHECKING:
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "shared.store._common": ("describe_validation", "iso_week", "normalise_question_key", "utcnow"),
     "shared.store.factory": ("open_store", "redact_url"),
+    "shared.store.fence": ("Fence", "LeaseLostError"),
     "shared.store.kb_file": (
         "ImportPlan", "ImportRejectedError", "KbStats", "RowProblem", "export_kb", "import_kb",
         "kb_stats", "plan_import", "read_kb_file",
     ),
-    "shared.store.leases": ("LockBusyError", "hold_lock"),
+    "shared.store.leases": ("HeldLease", "LockBusyError", "hold_lock"),
     "shared.store.models": (
         "LEARNING_RELEVANCES", "RELATION_TYPES", "SOURCE_STATUSES", "TOPIC_TYPES", "Assertion",
         "ChunkMark", "HandbookSyncState", "KbChangeResult", "KbChanges", "LearningRelevance",
@@ -262,6 +264,7 @@ __all__ = [
     "FeedbackRepository",
     "FeedbackValue",
     "FeedbackVote",
+    "Fence",
     "Flag",
     "FlagRepository",
     "HandbookSyncRepository",
@@ -271,6 +274,7 @@ __all__ = [
     "HeldChange",
     "HeldChangeRepository",
     "HeldChunk",
+    "HeldLease",
     "IdempotencyRecord",
     "IdempotencyRepository",
     "ImportPlan",
@@ -283,6 +287,7 @@ __all__ = [
     "LeaderboardEntry",
     "LearningRelevance",
     "Lease",
+    "LeaseLostError",
     "LlmCall",
     "LlmCallRepository",
     "LockBusyError",
