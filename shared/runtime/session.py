@@ -44,6 +44,8 @@ from shared.runtime.supervisor import (
 )
 
 if TYPE_CHECKING:
+    import httpx2
+
     # Loaded by `r42 up` only: a service imports this module for client_auth and should
     # not pay for the server and readiness helpers (httpx2).
     from shared.runtime.nodes import NatsNodes
@@ -191,6 +193,7 @@ class EmbeddedRuntime:
         self.users: dict[str, NatsUser] = {}
         self._lock: RuntimeLock | None = None
         self._stopping = False
+        self._http: httpx2.Client | None = None  # the readiness poller's, reused
 
     @property
     def logs_dir(self) -> Path:
@@ -330,7 +333,11 @@ class EmbeddedRuntime:
         if self.nats is None or not self.nats.monitor_urls:
             return dict.fromkeys(names, True)  # external NATS: nothing of ours to ask
         pids = self.supervisor.pids if self.supervisor else {}
-        ready = ready_services(self.nats.monitor_urls, self.users, names)
+        if self._http is None:
+            import httpx2
+
+            self._http = httpx2.Client()
+        ready = ready_services(self.nats.monitor_urls, self.users, names, client=self._http)
         return {name: ready[name] and name in pids for name in names}
 
     async def wait_ready(
@@ -417,6 +424,9 @@ class EmbeddedRuntime:
         nodes, self.nats = self.nats, None
         if nodes is not None:
             await nodes.stop()
+        http, self._http = self._http, None
+        if http is not None:
+            http.close()
         lock, self._lock = self._lock, None
         if lock is not None:
             remove_state(self.data_dir, owner_pid=os.getpid())
