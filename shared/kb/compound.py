@@ -75,6 +75,10 @@ class _Postings:
         self._keys = keys[first]
         self._starts = np.r_[first, len(keys)].astype(np.int32)
 
+    def pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every (key, term number) entry, in order."""
+        return np.repeat(self._keys, np.diff(self._starts)), self._terms
+
     def _slot(self, key: int) -> int:
         slot = int(np.searchsorted(self._keys, key))
         return slot if slot < len(self._keys) and int(self._keys[slot]) == key else -1
@@ -129,6 +133,24 @@ class _Segment:
             np.concatenate(prefix_keys or empty), np.concatenate(prefix_terms or empty)
         )
 
+    @classmethod
+    def merged(cls, first: _Segment, then: _Segment) -> _Segment:
+        """One segment over both ranges (`then` starts where `first` ends): numpy passes only.
+
+        Entries are put in the order a segment built over the whole range lists them
+        (shorter terms first, then by number) before the stable sort by key.
+        """
+        merged = object.__new__(cls)
+        merged.start, merged.end = first.start, then.end
+        merged.lengths = np.concatenate([first.lengths, then.lengths])
+        for name in ("grams", "prefixes"):
+            keys_a, terms_a = getattr(first, name).pairs()
+            keys_b, terms_b = getattr(then, name).pairs()
+            keys, terms = np.concatenate([keys_a, keys_b]), np.concatenate([terms_a, terms_b])
+            order = np.lexsort((terms, merged.lengths[terms - merged.start]))
+            setattr(merged, name, _Postings(keys[order], terms[order]))
+        return merged
+
     def length(self, numbers: np.ndarray) -> np.ndarray:
         found: np.ndarray = self.lengths[numbers - self.start]
         return found
@@ -154,14 +176,21 @@ class CompoundIndex:
         self._segments = _segments or (_Segment(terms, 0, len(terms)),)
 
     def extended(self, terms: VocabView) -> CompoundIndex:
-        """These lookups over a vocabulary grown from this one's (the same terms first)."""
-        base = self._segments[0]
-        if len(terms) == self._segments[-1].end:
+        """These lookups over a vocabulary grown from this one's (the same terms first).
+
+        Only the new terms are read as strings; merging them into the second segment, and
+        that into the base when it outgrows its share, are numpy passes (no GIL held).
+        """
+        base, last = self._segments[0], self._segments[-1]
+        if len(terms) == last.end:
             return CompoundIndex(terms, self._segments)
-        added = len(terms) - base.end
-        if added > max(MERGE_MIN_TERMS, MERGE_SHARE * base.end):
-            return CompoundIndex(terms)
-        return CompoundIndex(terms, (base, _Segment(terms, base.end, len(terms))))
+        new = _Segment(terms, last.end, len(terms))
+        if last is base:
+            return CompoundIndex(terms, (base, new))
+        added = _Segment.merged(last, new)
+        if added.end - added.start > max(MERGE_MIN_TERMS, MERGE_SHARE * base.end):
+            return CompoundIndex(terms, (_Segment.merged(base, added),))
+        return CompoundIndex(terms, (base, added))
 
     @property
     def nbytes(self) -> int:
