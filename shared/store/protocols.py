@@ -176,6 +176,9 @@ class ContentRepository(Protocol):
     async def get(self, topic_id: str) -> Content | None:
         """A topic's content or None."""
 
+    async def get_many(self, topic_ids: Iterable[str]) -> builtins.list[Content]:
+        """The content of these topics that exists, in topic id order (one query)."""
+
     async def list(self) -> list[Content]:
         """Every topic's content, ordered by topic id (one read for indexing)."""
 

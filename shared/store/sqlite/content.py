@@ -49,6 +49,16 @@ class SqliteContent:
         row = await self._db.read(lambda c: c.execute(sql, (topic_id,)).fetchone())
         return _content(row) if row else None
 
+    async def get_many(self, topic_ids: Iterable[str]) -> builtins.list[Content]:
+        """The content of these topics that exists, in topic id order (one query)."""
+        ids = dumps(sorted(set(topic_ids)))
+        sql = (
+            f"SELECT {_COLUMNS} FROM content WHERE topic_id IN (SELECT value FROM json_each(?)) "
+            "ORDER BY topic_id"
+        )
+        rows = await self._db.read(lambda c: c.execute(sql, (ids,)).fetchall())
+        return [_content(row) for row in rows]
+
     async def list(self) -> list[Content]:
         """Every topic's content, ordered by topic id (one read for indexing)."""
         sql = f"SELECT {_COLUMNS} FROM content ORDER BY topic_id"
