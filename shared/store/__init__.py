@@ -23,6 +23,7 @@ Audit: `audit` keeps every admin action and every refused attempt.
 
 from shared.store._common import describe_validation, iso_week, normalise_question_key, utcnow
 from shared.store.factory import open_store, redact_url
+from shared.store.fence import Fence, LeaseLostError
 from shared.store.kb_file import (
     ImportPlan,
     ImportRejectedError,
@@ -34,7 +35,7 @@ from shared.store.kb_file import (
     plan_import,
     read_kb_file,
 )
-from shared.store.leases import LockBusyError, hold_lock
+from shared.store.leases import HeldLease, LockBusyError, hold_lock
 from shared.store.models import (
     LEARNING_RELEVANCES,
     RELATION_TYPES,
@@ -194,6 +195,7 @@ __all__ = [
     "FeedbackRepository",
     "FeedbackValue",
     "FeedbackVote",
+    "Fence",
     "Flag",
     "FlagRepository",
     "HandbookSyncRepository",
@@ -203,6 +205,7 @@ __all__ = [
     "HeldChange",
     "HeldChangeRepository",
     "HeldChunk",
+    "HeldLease",
     "IdempotencyRecord",
     "IdempotencyRepository",
     "ImportPlan",
@@ -215,6 +218,7 @@ __all__ = [
     "LeaderboardEntry",
     "LearningRelevance",
     "Lease",
+    "LeaseLostError",
     "LlmCall",
     "LlmCallRepository",
     "LockBusyError",

@@ -7,6 +7,7 @@ from collections.abc import Collection, Iterable
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
+from shared.store.fence import Fence
 from shared.store.models import (
     ChunkMark,
     HandbookSyncState,
@@ -193,8 +194,13 @@ class ContentRepository(Protocol):
         *,
         prompt_version: str | None,
         topic_fingerprint: str | None,
+        fence: Fence | None = None,
     ) -> Content:
-        """Atomically set one part (clears stale, stamps generated_at)."""
+        """Atomically set one part (clears stale, stamps generated_at).
+
+        With a fence the part is written only while the fence's owner holds its lease
+        (LeaseLostError otherwise, nothing written).
+        """
 
     async def mark_stale(self, topic_ids: Iterable[str]) -> int:
         """Flag content of changed topics as stale; returns how many rows changed."""

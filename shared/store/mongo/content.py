@@ -10,6 +10,7 @@ from pymongo import ReturnDocument
 
 from shared.errors import BadInputError
 from shared.store._common import build, utcnow
+from shared.store.fence import Fence
 from shared.store.models_learning import CONTENT_KINDS, Content, ContentKind, QuizBank, QuizQuestion
 from shared.store.mongo.client import DuplicateKeyError, MongoDb, mongo_errors
 
@@ -55,11 +56,21 @@ class MongoContent:
         *,
         prompt_version: str | None,
         topic_fingerprint: str | None,
+        fence: Fence | None = None,
     ) -> Content:
-        """Atomically set one part (clears stale, stamps generated_at)."""
+        """Atomically set one part (clears stale, stamps generated_at); fenced: see the protocol.
+
+        The fence is checked against the server's clock right before the write; without a
+        replica-set transaction a holder that stalls between that read and the write for
+        longer than the lease's TTL is not covered.
+        """
         if kind not in CONTENT_KINDS:
             raise BadInputError(f"unknown content kind {kind!r}; expected one of {CONTENT_KINDS}")
         build(Content, topic_id=topic_id, prompt_version=prompt_version, **{kind: value})
+        if fence is not None and not await self._db["locks"].find_one(
+            {"_id": fence.name, "owner": fence.owner, "$expr": {"$gt": ["$expires_at", "$$NOW"]}}
+        ):
+            raise fence.lost()
         update = {
             kind: value,
             "prompt_version": prompt_version,

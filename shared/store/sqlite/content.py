@@ -10,6 +10,7 @@ from typing import Any
 
 from shared.errors import BadInputError
 from shared.store._common import build, utcnow
+from shared.store.fence import Fence
 from shared.store.models_learning import CONTENT_KINDS, Content, ContentKind, QuizBank, QuizQuestion
 from shared.store.sqlite.db import SqliteDb, dumps, loads_or_none, to_text
 
@@ -31,6 +32,12 @@ def _content(row: tuple[Any, ...]) -> Content:
             "topic_fingerprint": row[7],
         }
     )
+
+
+def holds(conn: sqlite3.Connection, fence: Fence) -> bool:
+    """Whether the fence's owner holds its unexpired lease (read inside the caller's write)."""
+    sql = "SELECT 1 FROM locks WHERE name = ? AND owner = ? AND expires_at > ?"
+    return conn.execute(sql, (fence.name, fence.owner, to_text(utcnow()))).fetchone() is not None
 
 
 def _dumps_or_none(value: dict[str, Any] | None) -> str | None:
@@ -88,8 +95,9 @@ class SqliteContent:
         *,
         prompt_version: str | None,
         topic_fingerprint: str | None,
+        fence: Fence | None = None,
     ) -> Content:
-        """Atomically set one part (clears stale, stamps generated_at)."""
+        """Atomically set one part (clears stale, stamps generated_at); fenced: see the protocol."""
         if kind not in CONTENT_KINDS:
             raise BadInputError(f"unknown content kind {kind!r}; expected one of {CONTENT_KINDS}")
         build(Content, topic_id=topic_id, prompt_version=prompt_version, **{kind: value})
@@ -103,6 +111,9 @@ class SqliteContent:
         params = (topic_id, dumps(value), prompt_version, to_text(utcnow()), topic_fingerprint)
 
         def run(conn: sqlite3.Connection) -> Any:
+            # In the write transaction: no other worker can take the lease over in between.
+            if fence is not None and not holds(conn, fence):
+                raise fence.lost()
             conn.execute(sql, params)
             return conn.execute(
                 f"SELECT {_COLUMNS} FROM content WHERE topic_id = ?", (topic_id,)
