@@ -305,12 +305,12 @@ class KbCache:
         store = self._store
         changed = await store.topics.get_many(sorted(ids))
         relations = await store.relations.touching(ids)
-        found = await asyncio.gather(*(store.content.get(topic.id) for topic in changed))
+        found = await store.content.get_many([topic.id for topic in changed]) if changed else []
         summaries = {}
-        for topic, content in zip(changed, found, strict=True):
+        for content in found:
             text = content_text(content, limit=SUMMARY_CHARS)
             if text:
-                summaries[topic.id] = text
+                summaries[content.topic_id] = text
         removed = ids - {topic.id for topic in changed}
         return await sliced(
             updating_snapshot(

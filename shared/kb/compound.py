@@ -59,6 +59,10 @@ def _term_grams(terms: list[str], length: int) -> np.ndarray:
     return codes
 
 
+def _held(numbers: np.ndarray, live: np.ndarray | None) -> np.ndarray:
+    return numbers if live is None else numbers[live[numbers]]
+
+
 class _Postings:
     """An immutable multimap: integer key → term numbers (in insertion order), binary searched."""
 
@@ -213,8 +217,9 @@ class CompoundIndex:
             return ()
         terms = vocabulary = self._terms
         segments = self._segments
+        live = vocabulary.live  # after updates: terms no topic holds any more are skipped
         prefix = _gram_code(token[:STEM_CHARS])
-        starting = [(seg, seg.prefixes.get(prefix)) for seg in segments]
+        starting = [(seg, _held(seg.prefixes.get(prefix), live)) for seg in segments]
         found = set(self._first(starting, MAX_EXPANSIONS))
         # Terms containing the token: walk only its rarest gram's postings, then verify.
         codes = [_gram_code(token[i : i + STEM_CHARS]) for i in range(len(token) - STEM_CHARS + 1)]
@@ -223,7 +228,7 @@ class CompoundIndex:
             rarest = codes[int(np.argmin(sizes))]
             longer = []
             for seg in segments:
-                postings = seg.grams.get(rarest)
+                postings = _held(seg.grams.get(rarest), live)
                 longer.append((seg, postings[seg.length(postings) > len(token)]))
             contained = 0
             for number in self._first(longer, MAX_EXPANSIONS * _VERIFY_BUDGET):

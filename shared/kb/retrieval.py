@@ -268,7 +268,6 @@ class RetrievalIndex:
         with self._lineage.lock:
             matrix, split_terms = linked_terms(analysed, counts, self._lineage)
             vocab = self._lineage.view()
-        analyzer.forget(vocab)
         split = np.zeros(len(vocab), dtype=bool)
         split[: len(self._split)] = self._split
         split[split_terms] = True
@@ -280,11 +279,13 @@ class RetrievalIndex:
         ordered, rank = self._reordered(dead, dropped, [topic.id for topic in fresh])
         yield None
         added = Mentions.of(fresh)
-        postings, mentions, compound = yield lambda: (
+        postings, mentions = yield lambda: (
             self._postings.appended(dead, matrix, len(vocab)),
             self._mentions.appended(added, first),
-            self._compound.extended(vocab),
         )
+        vocab = vocab.held(postings.df > 0)
+        analyzer.forget(vocab)
+        compound = yield lambda: self._compound.extended(vocab)
         dead_share = 1.0 - postings.n_alive / max(postings.n_docs, 1)
         if max(postings.delta_share, dead_share) > COMPACT_SHARE:
             # Fold the delta and drop the dead topics: renumbers every topic, so only once
@@ -292,7 +293,8 @@ class RetrievalIndex:
             # pass over the KB, in numpy (and C-level list and dict builds of the ids).
             live = postings.alive
             postings, mentions = yield lambda: (
-                postings.compacted(), mentions.spliced(live, Mentions.of(()))
+                postings.compacted(),
+                mentions.spliced(live, Mentions.of(())),
             )
             ids = list(itertools.compress(ids, live.tolist()))
             yield None
