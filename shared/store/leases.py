@@ -42,16 +42,16 @@ class HeldLease:
         return Fence(name=self.name, owner=self.owner)
 
     async def check(self) -> None:
-        """Renew the lease now, or raise LeaseLostError when it expired or changed hands.
+        """Renew the lease now, or raise LeaseLostError when another worker took it over.
 
-        An expired lease counts as lost even when nobody took it yet: the holder cannot know
-        whether another worker already did the work and let it go.
+        A lease released by its new holder counts as lost too (that holder may have done the
+        work already); one that merely lapsed, with nobody taking it, is renewed.
         """
         if not self.lost and await self.locks.renew(self.name, self.owner, ttl_s=self.ttl_s):
             return
         self.lost = True
-        raise LeaseLostError(f"the lease {self.name!r} expired while its holder stalled; "
-                             "another worker may have taken the work over")  # fmt: skip
+        raise LeaseLostError(f"the lease {self.name!r} was taken over by another worker while "
+                             "its holder stalled")  # fmt: skip
 
 
 @contextlib.asynccontextmanager

@@ -60,7 +60,7 @@ class MongoContent:
     ) -> Content:
         """Atomically set one part (clears stale, stamps generated_at); fenced: see the protocol.
 
-        The fence is checked against the server's clock right before the write; without a
+        The fence is read right before the write; without a
         replica-set transaction a holder that stalls between that read and the write for
         longer than the lease's TTL is not covered.
         """
@@ -68,7 +68,7 @@ class MongoContent:
             raise BadInputError(f"unknown content kind {kind!r}; expected one of {CONTENT_KINDS}")
         build(Content, topic_id=topic_id, prompt_version=prompt_version, **{kind: value})
         if fence is not None and not await self._db["locks"].find_one(
-            {"_id": fence.name, "owner": fence.owner, "$expr": {"$gt": ["$expires_at", "$$NOW"]}}
+            {"_id": fence.name, "owner": fence.owner}
         ):
             raise fence.lost()
         update = {

@@ -35,9 +35,12 @@ def _content(row: tuple[Any, ...]) -> Content:
 
 
 def holds(conn: sqlite3.Connection, fence: Fence) -> bool:
-    """Whether the fence's owner holds its unexpired lease (read inside the caller's write)."""
-    sql = "SELECT 1 FROM locks WHERE name = ? AND owner = ? AND expires_at > ?"
-    return conn.execute(sql, (fence.name, fence.owner, to_text(utcnow()))).fetchone() is not None
+    """Whether the fence's owner still holds its lease (read inside the caller's write).
+
+    A lapsed lease nobody took over is still its holder's (see LockRepository.renew).
+    """
+    sql = "SELECT 1 FROM locks WHERE name = ? AND owner = ?"
+    return conn.execute(sql, (fence.name, fence.owner)).fetchone() is not None
 
 
 def _dumps_or_none(value: dict[str, Any] | None) -> str | None:

@@ -8,7 +8,6 @@ holding its store calls: the read it was doing completes, the answer reaches A o
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -20,63 +19,20 @@ from shared.bus import ContentRequested, Event
 from shared.llm import LLMRuntime
 from shared.store import LeaseLostError, Store, open_store
 from tests.fakes.anthropic_server import FakeAnthropic, slow, tool_reply
+from tests.fakes.stall import Stall, StalledStore
 from tests.services.content.conftest import article
 
 TTL = 0.3
 WAIT = 15.0
 
 
-class Stall:
-    """Whether replica A is stalled; its held store calls resume when it is thawed."""
-
-    def __init__(self) -> None:
-        self.frozen = False
-        self.thawed = asyncio.Event()
-        self.reached = asyncio.Event()
-
-    async def hold(self) -> None:
-        if self.frozen:
-            await self.thawed.wait()
-
-    def thaw(self) -> None:
-        self.frozen = False
-        self.thawed.set()
-
-
-class _Through:
-    """A repository that answers as the real one, except where a stall holds the answer."""
-
-    def __init__(self, inner: Any, stall: Stall, held: dict[str, Callable[[], bool]]) -> None:
-        self._inner, self._stall, self._held = inner, stall, held
-
-    def __getattr__(self, name: str) -> Any:
-        real = getattr(self._inner, name)
-        if name not in self._held:
-            return real
-
-        async def call(*args: Any, **kwargs: Any) -> Any:
-            result = await real(*args, **kwargs)
-            if self._held[name]():
-                self._stall.reached.set()
-                await self._stall.hold()  # done, but the process stopped before it saw it
-            return result
-
-        return call
-
-
-class StalledReplica:
-    """Replica A's store: its own connection to the shared file, stalls where told."""
-
-    def __init__(self, store: Store, stall: Stall, *, at_read: bool) -> None:
-        self._store = store
-        freeze_read = lambda: at_read and not stall.reached.is_set()  # noqa: E731
-        if at_read:
-            stall.frozen = True
-        self.content = _Through(store.content, stall, {"get": freeze_read})
-        self.locks = _Through(store.locks, stall, {"renew": lambda: stall.frozen})
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
+def replica_a(store: Store, stall: Stall, *, at_read: bool) -> ContentStore:
+    """Replica A: stalls right after reading the topic's content, or only its renewals."""
+    if at_read:
+        stall.frozen = True
+    read = {"get": lambda: at_read and not stall.thawed.is_set()}
+    held = {"content": read, "locks": {"renew": lambda: stall.frozen}}
+    return cast(ContentStore, StalledStore(store, stall, held))
 
 
 def request() -> ContentRequested:
@@ -107,9 +63,9 @@ async def test_a_replica_stalled_before_its_call_makes_no_call_after_a_takeover(
     fake_anthropic.enqueue(tool_reply("emit_learning_article", article(title="Van B")),
                            tool_reply("emit_learning_article", article(title="Van A")))  # fmt: skip
     stall = Stall()
-    replica_a = StalledReplica(store, stall, at_read=True)
+    a_store = replica_a(store, stall, at_read=True)
     event = request()
-    a = asyncio.create_task(_run(cast(ContentStore, replica_a), event))
+    a = asyncio.create_task(_run(a_store, event))
     async with asyncio.timeout(WAIT):
         await stall.reached.wait()  # A holds the lease and has read "no content yet"
         ready = await _run(cast(ContentStore, replica_b), event)  # B takes the lease over
@@ -130,9 +86,9 @@ async def test_a_replica_stalled_during_its_call_does_not_write_its_result(
     fake_anthropic.enqueue(slow(tool_reply("emit_learning_article", article(title="Van A")), 1.5),
                            tool_reply("emit_learning_article", article(title="Van B")))  # fmt: skip
     stall = Stall()
-    replica_a = StalledReplica(store, stall, at_read=False)
+    a_store = replica_a(store, stall, at_read=False)
     event = request()
-    a = asyncio.create_task(_run(cast(ContentStore, replica_a), event))
+    a = asyncio.create_task(_run(a_store, event))
     async with asyncio.timeout(WAIT):
         while not fake_anthropic.requests:  # noqa: ASYNC110 - the fake has no arrival hook
             await asyncio.sleep(0.01)

@@ -42,8 +42,8 @@ async def test_an_expired_lease_is_taken_over_and_cannot_be_renewed(store: Store
     assert not await store.locks.acquire("l", "next", ttl_s=30)
     await asyncio.sleep(0.1)
     assert await store.locks.get("l") is None
-    assert not await store.locks.renew("l", "crashed", ttl_s=30)
     assert await store.locks.acquire("l", "next", ttl_s=30)
+    assert not await store.locks.renew("l", "crashed", ttl_s=30)  # taken over: lost
     lease = await store.locks.get("l")
     assert lease is not None and lease.owner == "next"
     assert not await store.locks.release("l", "crashed")
@@ -51,6 +51,16 @@ async def test_an_expired_lease_is_taken_over_and_cannot_be_renewed(store: Store
         await store.locks.acquire("l", "next", ttl_s=0)
     with pytest.raises(BadInputError):
         await store.locks.acquire("", "next", ttl_s=1)
+
+
+async def test_a_lapsed_lease_nobody_took_is_renewed_by_its_holder(store: Store) -> None:
+    assert await store.locks.acquire("late", "slow", ttl_s=0.05)
+    await asyncio.sleep(0.1)  # its renewal comes late
+    assert await store.locks.get("late") is None
+    assert await store.locks.renew("late", "slow", ttl_s=30)  # nobody took it: still slow's
+    assert not await store.locks.acquire("late", "other", ttl_s=30)
+    assert await store.locks.release("late", "slow")
+    assert not await store.locks.renew("late", "slow", ttl_s=30)  # released: gone
 
 
 async def test_tasks_take_turns_and_never_overlap(store: Store) -> None:
