@@ -55,6 +55,8 @@ log = logging.getLogger(__name__)
 # The one masking rule, under the name the CLI and runtime already use.
 display_url = redact_url
 _CREDS_ENV = ("NATS_NKEY_SEED", "R42_NATS_NKEY_SEED", "R42_NATS_INBOX_PREFIX")
+READY_POLL_S = 0.1
+"""Between readiness checks while services start (one connz read, ~5 ms of CPU each)."""
 
 
 class StoreUnavailableError(R42Error):
@@ -368,7 +370,7 @@ class EmbeddedRuntime:
                     if tail:
                         why += f"; {name}: {tail[-1]}"
                 raise ServicesNotReadyError(why)
-            await asyncio.sleep(0.2)
+            await asyncio.sleep(READY_POLL_S)
 
     async def _ensure_streams(self, url: str) -> dict[str, str]:
         from shared.bus import ensure_streams  # lazily: the bus pulls in FastStream
