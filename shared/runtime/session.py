@@ -183,6 +183,8 @@ class EmbeddedRuntime:
         # A staged start: these services (by name) start once the others answer.
         self.later = [s.instance for s in self.services if s.name in later]
         self.first = [s.instance for s in self.services if s.name not in later]
+        if not self.first:  # nothing to start before them: one stage
+            self.first, self.later = self.later, []
         self.external_url = nats_url
         self.env = dict(os.environ if env is None else env)
         self.policy = policy

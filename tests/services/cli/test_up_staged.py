@@ -125,3 +125,13 @@ async def test_the_console_opens_with_the_chat_path_and_says_in_dutch_what_still
     # Nothing is printed into the console's prompt when the later stage answers.
     assert "every service answers" not in err.getvalue()
     assert "wachten tot de chat antwoordt" in err.getvalue()
+
+
+def test_only_later_services_start_in_one_stage(tmp_path: Path) -> None:
+    from shared.runtime import EmbeddedRuntime
+
+    specs = [ServiceSpec("slow", "r42kid"), ServiceSpec("kid", "r42kid")]
+    staged = EmbeddedRuntime(data_dir=tmp_path, services=specs, later=LATER)
+    assert (staged.first, staged.later) == (["kid"], ["slow"])
+    alone = EmbeddedRuntime(data_dir=tmp_path, services=specs[:1], later=LATER)
+    assert (alone.first, alone.later) == (["slow"], [])
