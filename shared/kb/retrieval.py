@@ -48,6 +48,7 @@ MIN_COVERAGE = 0.30  # chosen on evals/retrieval (bench_retrieval_quality prints
 # One question word found in a topic is evidence only when the topic is about that word:
 # it occurs there at least twice (a label is indexed twice), not once in passing.
 PROMINENT_TF = 2.0
+_NO_TOPICS = np.zeros(0, dtype=np.int64)
 
 
 class Hit(NamedTuple):
@@ -355,7 +356,7 @@ class RetrievalIndex:
     def query_weights(self, query: str) -> dict[str, float]:
         """The weighted terms a query is scored with (for diagnostics and tests)."""
         found: dict[str, float] = {}
-        query_terms = self._query(query)
+        query_terms = self._query(tokenize(query[:MAX_QUERY_CHARS]))
         for col, weight in zip(
             query_terms.cols.tolist(), query_terms.weights.tolist(), strict=True
         ):
@@ -411,32 +412,36 @@ class RetrievalIndex:
             weight = self._postings.unknown_idf()
         return tuple(reached), tuple(reached.values()), weight
 
-    def _query(self, query: str, tokens: list[str] | None = None) -> _QueryTerms:
+    def _query(self, tokens: list[str]) -> _QueryTerms:
         """A query's term links: each word's reached terms, weighted by its repetition."""
         cols: list[int] = []
         factors: list[float] = []
         weights: list[float] = []
         concept: list[int] = []
         concept_weight: list[float] = []
-        known: list[bool] = []
-        if tokens is None:
-            tokens = tokenize(query)
+        unknown: list[int] = []  # words the KB never uses
+        cap = 0.0  # the highest weight of a word it does use
         for number, (token, count) in enumerate(Counter(tokens).items()):
             reached, reached_factors, weight = self._reached(token)
-            tf = 1.0 + math.log(count)
-            cols.extend(reached)
-            factors.extend(reached_factors)
-            weights.extend(factor * tf for factor in reached_factors)
-            concept.extend([number] * len(reached))
-            concept_weight.append(weight * tf)
-            known.append(bool(reached))
+            cols += reached
+            factors += reached_factors
+            if count == 1:
+                weights += reached_factors
+            else:
+                tf = 1.0 + math.log(count)
+                weights += [factor * tf for factor in reached_factors]
+                weight *= tf
+            concept += [number] * len(reached)
+            concept_weight.append(weight)
+            if reached:
+                cap = max(cap, weight)
+            else:
+                unknown.append(number)
         # A word the KB never uses counts as much as the question's most specific KB word,
         # not more: in a small KB every shared word is common and would drown otherwise.
-        if any(known):
-            cap = max(w for w, k in zip(concept_weight, known, strict=True) if k)
-            concept_weight = [
-                w if k else min(w, cap) for w, k in zip(concept_weight, known, strict=True)
-            ]
+        if unknown and cols:
+            for number in unknown:
+                concept_weight[number] = min(concept_weight[number], cap)
         return _QueryTerms(
             np.array(cols, dtype=np.int64),
             np.array(weights, dtype=np.float64),
@@ -451,38 +456,39 @@ class RetrievalIndex:
             raise KbInputError(f"a search query must be a string, got {type(query).__name__}")
         if not isinstance(k, int) or isinstance(k, bool) or k < 1:
             raise KbInputError(f"k must be a positive integer, got {k!r}")
-        query = query[:MAX_QUERY_CHARS]
-        alive = self._postings.alive
-        words = tokenize(query, keep_stopwords=True)
-        named = np.fromiter(
-            sorted(d for d in self._mentions.find_words(tuple(words)) if alive[d]),
-            dtype=np.int64,
-        )
-        terms = self._query(query, content_words(words))
+        words = tokenize(query[:MAX_QUERY_CHARS], keep_stopwords=True)
+        mentioned = self._mentions.find_words(tuple(words))
+        if mentioned:
+            alive = self._postings.alive
+            named = np.array(sorted(d for d in mentioned if alive[d]), dtype=np.int64)
+        else:
+            named = _NO_TOPICS
+        terms = self._query(content_words(words))
         want = max(k - len(named), 0)
-        top, scores, named_scores = self._postings.top(
-            terms.cols, terms.weights, self._rank, named, max(want, 1)
-        )
+        ranked = self._postings.search(
+            (terms.cols, terms.weights, terms.concept, terms.factors), terms.concept_weight,
+            self._rank, named, max(want, 1),
+        )  # fmt: skip
         ids = self._ids
-        order = np.lexsort((self._rank[named], -named_scores))
-        hits = [
-            Hit(ids[d], s, True)
-            for d, s in zip(named[order].tolist(), named_scores[order].tolist(), strict=True)
-        ]
-        if not want or not len(top):
+        hits: list[Hit] = []
+        if len(named):
+            rank = self._rank
+            listed = sorted(
+                zip(named.tolist(), ranked.named_scores, strict=True),
+                key=lambda pair: (-pair[1], rank[pair[0]]),
+            )
+            hits = [Hit(ids[d], s, True) for d, s in listed]
+        if not want or not ranked.docs:
             return hits
-        coverage, matched, most = self._postings.coverage(
-            top, (terms.concept, terms.cols, terms.factors), terms.concept_weight
-        )
         one_word = len(terms.concept_weight) == 1
         prominent = PROMINENT_TF * TF_SCALE
-        hits.extend(
+        hits += [
             Hit(ids[d], s, False, c, one_word or n >= 2 or tf2 >= prominent)
             for d, s, c, n, tf2 in zip(
-                top.tolist(), scores.tolist(), coverage.tolist(), matched.tolist(),
-                most.tolist(), strict=True,
+                ranked.docs, ranked.scores, ranked.coverage, ranked.matched, ranked.most,
+                strict=True,
             )
-        )  # fmt: skip
+        ]  # fmt: skip
         return hits
 
 
