@@ -34,6 +34,7 @@ from services.extractor.handbook import FileOutcome, github_client, sync_handboo
 from services.extractor.lifecycle import delete_source
 from services.extractor.local import follow_sources, ingest_locally
 from services.extractor.outcomes import mark_cancelled, read_progress
+from services.extractor.pending_bounds import waiting_line
 from services.extractor.session import (
     AdminSession,
     admin_session,
@@ -443,6 +444,8 @@ async def _sync(settings: Settings, console: Console) -> int:
                   f"({report.github_requests} GitHub request(s))")  # fmt: skip
     if report.rate_limited:
         console.print(Text(f"stopped: {report.rate_limited}; sync again after that", "red"))
+    if report.waiting is not None and (line := waiting_line(report.waiting)):
+        console.print(Text(f"{line} (see `r42 kb pending`)", "yellow"))
     return 1 if report.count("failed") or report.rate_limited else 0
 
 

@@ -1,4 +1,4 @@
-"""CLI commands: `r42 kb import|export|stats`, working directly on the configured store."""
+"""CLI commands: `r42 kb import|export|stats|pending`, working directly on the configured store."""
 
 from __future__ import annotations
 
@@ -236,7 +236,7 @@ def backfill_command(store: StoreOption = None) -> None:
 
 def register(app: typer.Typer) -> None:
     """Register the kb commands on the root app."""
-    from services.cli import kb_topic  # it imports this module's helpers
+    from services.cli import kb_pending, kb_topic  # they import this module's helpers
 
     kb = typer.Typer(
         name="kb",
@@ -248,5 +248,6 @@ def register(app: typer.Typer) -> None:
     kb.command("export")(export_command)
     kb.command("stats")(stats_command)
     kb.command("backfill-provenance")(backfill_command)
+    kb.command("pending")(kb_pending.pending_command)
     kb_topic.register(kb)
     app.add_typer(kb, name="kb")

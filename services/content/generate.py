@@ -23,7 +23,7 @@ from services.content.prompts import (
 from services.content.topics import LearningTopic
 from shared.errors import BadInputError
 from shared.llm import LLMValidationError, call_llm
-from shared.store import Content, ContentKind, utcnow
+from shared.store import Content, ContentKind, HeldLease, utcnow
 
 KINDS: tuple[ContentKind, ...] = ("article", "slides", "infographic")
 CONTENT_TYPES: tuple[str, ...] = (*KINDS, "all")
@@ -161,9 +161,14 @@ async def _stored_value(
 
 
 async def ensure_content(
-    store: ContentStore, *, topic: LearningTopic, content_type: str, force: bool = False
-) -> Outcome:
-    """Make the parts of a content type that are missing or stale (all when forced); cache them."""
+    store: ContentStore, *, topic: LearningTopic, content_type: str, force: bool = False,
+    lease: HeldLease | None = None,
+) -> Outcome:  # fmt: skip
+    """Make the parts of a content type that are missing or stale (all when forced); cache them.
+
+    Under a lease, each model call follows a lease check and each write carries its fence:
+    a holder that stalled past the TTL (and was taken over) neither calls nor writes.
+    """
     kinds = kinds_of(content_type)
     current = await store.content.get(topic.id)
     todo = [
@@ -178,12 +183,16 @@ async def ensure_content(
         return Outcome(topic=topic, content=current, generated=())
     made: dict[ContentKind, tuple[BaseModel, bool, str]] = {}
     if len(todo) == len(KINDS):
+        if lease is not None:
+            await lease.check()
         bundle, offline, llm_model = await _generate(topic, "all")
         assert isinstance(bundle, LearningBundle)
         for kind in KINDS:
             made[kind] = (getattr(bundle, kind), offline, llm_model)
     else:
         for kind in todo:
+            if lease is not None:
+                await lease.check()
             made[kind] = await _generate(topic, kind)
     # Everything is generated and valid before anything is stored.
     values = {
@@ -195,6 +204,7 @@ async def ensure_content(
         content = await store.content.set_part(
             topic.id, kind, value,
             prompt_version=PROMPT_VERSION, topic_fingerprint=topic.fingerprint,
+            fence=lease.fence if lease is not None else None,
         )  # fmt: skip
     offline_any = any(offline for _, offline, _ in made.values())
     return Outcome(topic=topic, content=content, generated=tuple(todo), offline=offline_any)

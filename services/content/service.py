@@ -14,12 +14,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from services.content.generate import ensure_content
-from services.content.locks import DEFAULT_WAIT_S, topic_lease
+from services.content.locks import DEFAULT_TTL_S, DEFAULT_WAIT_S, topic_lease
 from services.content.ports import ContentStore
 from services.content.topics import resolve_or_create
 from shared.bus import ContentReady, ContentRequested, Event, derived_event_id
 from shared.errors import R42Error, is_transient
-from shared.store import utcnow
+from shared.store import LeaseLostError, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +87,7 @@ async def handle_content_requested(
     publish: Publish,
     last_attempt: bool = True,
     lease_wait: float = DEFAULT_WAIT_S,
+    lease_ttl: float = DEFAULT_TTL_S,
 ) -> ContentReady:
     """Answer one request; transient failures raise (retry) unless this is the last attempt.
 
@@ -100,16 +101,23 @@ async def handle_content_requested(
     try:
         topic = await resolve_or_create(store, ref=event.topic_id, requested_by=event.user_id)
         record["topic_id"] = topic.id
-        async with topic_lease(store, topic.id, wait=lease_wait):
+        async with topic_lease(store, topic.id, wait=lease_wait, ttl=lease_ttl) as lease:
             # A duplicate of this very request may have finished while we waited.
             previous = await handled_outcome(store, event.event_id)
             if previous is None:
                 outcome = await ensure_content(
-                    store, topic=topic, content_type=event.content_type, force=event.force
-                )
+                    store, topic=topic, content_type=event.content_type, force=event.force,
+                    lease=lease,
+                )  # fmt: skip
                 record.update(ok=True, error=None, generated=list(outcome.generated))
                 # Remembered inside the lease, so a waiting duplicate finds it.
                 await remember(store, {**record, "at": utcnow().isoformat()})
+    except LeaseLostError:
+        # Taken over while this worker stalled: the new holder answers and records it; this
+        # delivery records nothing (a redelivery is answered from that record).
+        log.warning("content.requested %s: lease lost mid-way; left to its new holder",
+                    event.event_id)  # fmt: skip
+        raise
     except Exception as exc:
         if is_transient(exc) and not last_attempt:
             raise

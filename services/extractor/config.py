@@ -20,6 +20,8 @@ class ExtractOptions:
     overlap_chars: int
     output_retries: int = 1
     max_output_tokens: int = 4096
+    lease_ttl_s: float = 30.0
+    """A source's extraction lease lapses this long after its holder's last renewal."""
 
 
 class ExtractorSettings(BaseSettings):
@@ -65,6 +67,7 @@ class ExtractorSettings(BaseSettings):
         return ExtractOptions(
             max_chunk_chars=self.max_chunk_chars, overlap_chars=self.overlap_chars,
             output_retries=self.output_retries, max_output_tokens=self.max_output_tokens,
+            lease_ttl_s=self.ack_wait_s,  # lapses when JetStream would redeliver the source
         )  # fmt: skip
 
 

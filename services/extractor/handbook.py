@@ -20,6 +20,7 @@ from services.extractor.github import GitHubClient, RateLimitedError, RepoFile, 
 from services.extractor.merge import plan_against_store, relations_for_store, topics_for_store
 from services.extractor.outcomes import Publish, publish_kb_updated
 from services.extractor.pending import keep_file_pending, move_pending, resolve_pending
+from services.extractor.pending_bounds import Unresolved, review_waiting
 from services.extractor.pipeline import ask_with_output_retries, to_bus_payload
 from services.extractor.ports import ExtractorStore
 from services.extractor.prompts import HANDBOOK_SYSTEM, PROMPT_VERSION, handbook_message
@@ -74,6 +75,14 @@ class SyncReport:
     github_requests: int = 0
     rate_limited: str | None = None
     rate_limit_reset: datetime | None = None
+    waiting: Unresolved | None = None
+    """After a complete sync: relations that wait for topics no file defines."""
+
+    @property
+    def complete(self) -> bool:
+        """Every file of the tree is synced (none failed, held or left untried)."""
+        unsynced = ("failed", "not_tried", "held")
+        return self.rate_limited is None and not any(f.status in unsynced for f in self.files)
 
     def count(self, status: str) -> int:
         """How many files ended with this status."""
@@ -315,6 +324,8 @@ async def sync_handbook(
         if own_client:
             await client.aclose()
     report.files.sort(key=lambda f: f.path)
+    if report.complete:  # only then can no file of the tree be the one a relation waits for
+        report.waiting = await review_waiting(store)
     if publish is not None and (report.changed_ids or report.removed_ids):
         # A one-off admin action, never redelivered: a fresh event id.
         await publish_kb_updated(

@@ -36,6 +36,7 @@ async def delete_source(
     retraction = await forget_source(store, name=source.name, source_id=source_id)
     await store.sources.delete(source_id)
     await store.source_texts.delete(source_id)
+    await store.pending_merges.clear(source_id)  # nothing it asserted may land later
     if publish is not None and (retraction.removed_ids or retraction.flagged):
         await publish_kb_updated(
             store, publish, changed_ids=retraction.flagged, removed_ids=retraction.removed_ids,

@@ -214,8 +214,10 @@ async def mark_cancelled(store: ExtractorStore, source_id: str, publish: Publish
 async def _kb_updated_for_partial(
     store: ExtractorStore, source_id: str, publish: Publish, how: str
 ) -> None:
-    # A source that did not finish leaves no partial topics: what only it asserted goes.
+    # A source that did not finish leaves no partial topics: what only it asserted goes,
+    # and so do its held results and pending relations (no later topic may apply them).
     retraction = await retract_all(store, source_id)
+    await store.pending_merges.clear(source_id)
     progress = await read_progress(store, source_id)
     if _has_changes(progress) or retraction.removed_ids:
         await publish_kb_updated(

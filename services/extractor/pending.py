@@ -5,26 +5,69 @@ dropping such a relation, the merge keeps it pending; every later merge that add
 applies the pending relations whose endpoints now both exist. When a source completes,
 what is still pending is dropped and counted (`relations_dropped`), with the reason logged.
 A handbook file's pending relations stay until that file's next version (or deletion): the
-topic may come from a file synced later.
+topic may come from a file synced later. Their bounds (at most MAX_PER_FILE per file; dropped
+after waiting pending_bounds.MAX_WAIT past a complete sync) are in pending_bounds.py.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from services.extractor.outcomes import add_progress
 from services.extractor.ports import ExtractorStore
 from services.extractor.provenance import add_assertions
 from shared.errors import BadInputError, TransientError
 from shared.kb import MergePlan
-from shared.store import KbChanges, PendingRelation, Relation
+from shared.store import KbChanges, PendingRelation, Relation, utcnow
 
 log = logging.getLogger(__name__)
 
 HANDBOOK_PREFIX = "handbook:"
 """Asserters of handbook files (`handbook:<path>`): pending per file, until its next version."""
+MAX_PER_FILE = 100
+"""Pending relations one handbook file may keep; beyond it the file's extra ones are dropped."""
+_SHOWN = 5
+
+
+def missing_ends(pending: PendingRelation, present: set[str]) -> list[str]:
+    """The endpoints of a pending relation that are not topics (yet)."""
+    ends = (pending.relation.source, pending.relation.target)
+    return [end for end in dict.fromkeys(ends) if end not in present]
+
+
+def file_of(source_id: str) -> str:
+    """The handbook file (or source id) that asserted a pending relation."""
+    return source_id.removeprefix(HANDBOOK_PREFIX)
+
+
+def describe(rows: Sequence[PendingRelation], present: set[str] | None = None) -> str:
+    """A few pending relations as `a → b (file)`, with `…` when there are more."""
+    shown = []
+    for p in rows[:_SHOWN]:
+        missing = missing_ends(p, present) if present is not None else []
+        wants = f", no topic {', '.join(missing)}" if missing else ""
+        shown.append(f"{p.relation.source} → {p.relation.target} ({file_of(p.source_id)}{wants})")
+    return "; ".join(shown) + (" …" if len(rows) > _SHOWN else "")
+
+
+def carry_over(
+    new: Iterable[PendingRelation], old: Iterable[PendingRelation]
+) -> list[PendingRelation]:
+    """A file's new pending relations, keeping the age of those its last version had too.
+
+    At most MAX_PER_FILE are kept (the longest waiting first); the rest are logged as dropped.
+    """
+    since = {p.identity: p.added_at for p in old}
+    rows = [p.model_copy(update={"added_at": since.get(p.identity) or p.added_at}) for p in new]
+    rows.sort(key=lambda p: (p.added_at is None, p.added_at or utcnow(), p.identity))
+    kept, dropped = rows[:MAX_PER_FILE], rows[MAX_PER_FILE:]
+    if dropped:
+        log.warning("%s asserts %d relations to missing topics; kept %d, dropped %s",
+                    file_of(dropped[0].source_id), len(rows), MAX_PER_FILE,
+                    describe(dropped))  # fmt: skip
+    return kept
 
 
 def pending_of_plan(plan: MergePlan, *, source_id: str, chunk_index: int) -> list[PendingRelation]:
@@ -45,10 +88,10 @@ async def keep_file_pending(store: ExtractorStore, plan: MergePlan, *, asserter:
     Applied when the topic arrives (resolve_pending), so the graph does not depend on the
     order files sync in; returns how many wait.
     """
+    before = await store.pending_merges.relations_of(asserter)
+    rows = carry_over(pending_of_plan(plan, source_id=asserter, chunk_index=0), before)
     await store.pending_merges.clear(asserter)
-    return await store.pending_merges.add_relations(
-        pending_of_plan(plan, source_id=asserter, chunk_index=0)
-    )
+    return await store.pending_merges.add_relations(rows)
 
 
 async def move_pending(store: ExtractorStore, old: str, new: str) -> int:

@@ -27,6 +27,7 @@ from shared.llm import (
     attempt_budget,
     call_llm,
 )
+from shared.store import HeldLease
 
 log = logging.getLogger(__name__)
 
@@ -173,11 +174,14 @@ async def extract_source(
     limiter: Limiter | None,
     options: ExtractOptions,
     correlation_id: str = "",
+    lease: HeldLease | None = None,
 ) -> ExtractResult:
     """Extract every chunk not merged yet and publish chunk.extracted for each.
 
     Resumable: chunks with a merge mark are skipped, so a restart continues at the first
-    unmerged chunk. Completion is the merge step's job (it sees the last merge).
+    unmerged chunk. Completion is the merge step's job (it sees the last merge). Under the
+    source's lease (runner.py) each model call and each publish follows a lease check, so a
+    replica that stalled past it (and was taken over) stops instead of extracting again.
     """
     source = await store.sources.get(source_id)
     if source is None:
@@ -213,6 +217,8 @@ async def extract_source(
         if index in merged:
             continue  # merged (or held) before a restart: never asked again
         await _check_running(store, source_id)
+        if lease is not None:
+            await lease.check()
         # Every API attempt at this chunk, in-call retries and redeliveries alike, counts
         # against one budget: a persistent 5xx costs at most CHUNK_ATTEMPTS calls.
         budget = chunk_budget(store, source_id, index)
@@ -227,6 +233,8 @@ async def extract_source(
             raise ChunkFailedError(index, len(chunks), exc) from exc
         await budget.succeeded()
         earlier_ids.extend(t.id for t in event.topics)
+        if lease is not None:
+            await lease.check()  # taken over during the call: the new holder publishes it
         await publish(event)
         extracted += 1
     # Everything may have been merged already (a restart after the last merge).

@@ -18,6 +18,7 @@ from shared.store import (
     KbChangeResult,
     KbChanges,
     KbVersionRepository,
+    LockRepository,
     MergeProgressRepository,
     PendingMergeRepository,
     ProvenanceRepository,
@@ -116,6 +117,11 @@ class ExtractorStore(Protocol):
     @property
     def flags(self) -> FlagRepository:
         """Markers such as the sample handbook having been queued."""
+        ...
+
+    @property
+    def locks(self) -> LockRepository:
+        """Named leases: one per source being extracted, across replicas."""
         ...
 
     @property

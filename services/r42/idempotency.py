@@ -15,6 +15,11 @@ the turn id and the text, so one user can never read another's reply):
   again. The thread never holds one turn twice.
 
 A failed turn (an apology with an error reference) stores nothing, so a repeat runs it again.
+
+A holder can stall past its lease (a starved event loop, SIGSTOP) while another replica takes
+the turn over. So before each model call the turn confirms its lease (`confirm_turn_lease`):
+a holder that lost it stops there (LeaseLostError, transient) instead of asking the model the
+same question a second time, and never records an answer.
 """
 
 from __future__ import annotations
@@ -27,13 +32,20 @@ import os
 import socket
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
 from services.r42.ports import R42Store
 from shared.bus import ChatReply, ChatRequest
 from shared.errors import TransientError
-from shared.store import IdempotencyRepository, LockRepository, ThreadMessage, ThreadRepository
+from shared.store import (
+    HeldLease,
+    IdempotencyRepository,
+    LockRepository,
+    ThreadMessage,
+    ThreadRepository,
+)
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +59,16 @@ POLL_S = 0.1
 MAX_POLL_S = 1.0
 WAIT_S = 120.0
 """How long a repeat waits for a live holder (above the turn's own 90 s bound)."""
+
+# The lease of the turn running in this task (None outside the ledger: nothing to confirm).
+_TURN_LEASE: ContextVar[HeldLease | None] = ContextVar("r42_turn_lease", default=None)
+
+
+async def confirm_turn_lease() -> None:
+    """Before a model call: renew this turn's lease, or raise LeaseLostError if it was lost."""
+    held = _TURN_LEASE.get()
+    if held is not None:
+        await held.check()
 
 
 class TurnStore(Protocol):
@@ -130,7 +152,11 @@ class TurnLedger:
                     reply = await self._finish_answered(request, answered.value)
                 else:
                     watched = _WatchedStore(store, _AnswerRecorder(self, request, key, held))
-                    reply = await turn(cast(R42Store, watched))
+                    token = _TURN_LEASE.set(held)
+                    try:
+                        reply = await turn(cast(R42Store, watched))
+                    finally:
+                        _TURN_LEASE.reset(token)
             if reply.error_ref is None:
                 body = {"reply": reply.model_dump(mode="json")}
                 await self.store.idempotency.put_if_absent(
@@ -162,9 +188,9 @@ class TurnLedger:
         return ChatReply(text=answer, replayed=True)
 
     @contextlib.asynccontextmanager
-    async def _renewing(self, lock: str, owner: str) -> AsyncIterator[_Held]:
+    async def _renewing(self, lock: str, owner: str) -> AsyncIterator[HeldLease]:
         """Keep the lease while the turn runs; `held.lost` once a renewal failed."""
-        held = _Held()
+        held = HeldLease(self.store.locks, lock, owner, self.lease_s)
 
         async def renew() -> None:
             while True:
@@ -188,11 +214,6 @@ class TurnLedger:
                 await task
 
 
-@dataclass
-class _Held:
-    lost: bool = False
-
-
 @dataclass(frozen=True)
 class _AnswerRecorder:
     """Records a turn's (question, answer) pair right before it goes into the thread."""
@@ -200,13 +221,12 @@ class _AnswerRecorder:
     ledger: TurnLedger
     request: ChatRequest
     key: str
-    held: _Held
+    held: HeldLease
 
     async def before_append(self, thread: str, messages: list[ThreadMessage]) -> None:
         if thread != self.request.thread_key or not any(m.role == "user" for m in messages):
             return  # the greeting that seeds an empty thread
-        if self.held.lost:
-            raise TransientError("this turn was taken over by another replica")
+        await self.held.check()  # a holder that stalled past its lease records nothing
         body = {"messages": [m.model_dump(mode="json") for m in messages]}
         if not await self.ledger.store.idempotency.put_if_absent(
             ANSWER_SCOPE, self.key, body, ttl_s=REPLY_TTL_S

@@ -53,6 +53,10 @@ class ContentReader(Protocol):
         """One topic's content, or None."""
         ...
 
+    async def get_many(self, topic_ids: Iterable[str]) -> builtins.list[Content]:
+        """The content of these topics that exists (one query)."""
+        ...
+
     async def list(self) -> list[Content]:
         """Every topic's content."""
         ...

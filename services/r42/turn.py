@@ -36,6 +36,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from services.r42.idempotency import confirm_turn_lease
 from services.r42.knowledge import KbCache, KbSnapshot, turn_context
 from services.r42.lookup import LookupResult, lookup_topic
 from services.r42.ports import R42Store
@@ -76,7 +77,7 @@ from shared.llm import (
     call_llm,
     get_runtime,
 )
-from shared.store import ThreadMessage, utcnow
+from shared.store import LeaseLostError, ThreadMessage, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -148,6 +149,8 @@ async def chat_turn(
                     store=store, kb=kb, request=request, question=text, is_admin=is_admin,
                     history=history, stream=stream,
                 )  # fmt: skip
+    except LeaseLostError:
+        raise  # taken over by another replica: its caller's retry gets that one's reply
     except LLMBusyError as exc:
         log.warning("chat turn refused at once: the model is paused until %s", exc.local_time())
         return ChatReply(text=BUSY.format(until=exc.local_time()))
@@ -271,6 +274,7 @@ async def _converse(
         choice = _TOOL_NONE if turn.hops >= MAX_TOOL_HOPS else _TOOL_AUTO
         # An ungrounded round may become the fixed "not in the KB" line: not shown as written.
         sink = stream.round() if stream is not None and turn.grounded else None
+        await confirm_turn_lease()  # a holder that stalled past its lease stops here
         result = await call_llm(
             task=TASK, tier=TIER, system=system, messages=messages, tools=TOOLS,
             tool_choice=choice, max_tokens=max_tokens, on_text=sink,

@@ -1,4 +1,12 @@
-"""hold_lock: wait for a named lease, keep it renewed while the block runs, release it after."""
+"""hold_lock: wait for a named lease, keep it renewed while the block runs, release it after.
+
+A holder can stall past the TTL (a long GC pause, SIGSTOP, a starved event loop): its
+renewals stop, another worker takes the lease over and starts the same work. So the block
+gets a HeldLease: `check()` right before work only the holder may do (a model call) raises
+LeaseLostError once the lease expired or changed hands, and `fence` goes with each write
+so the store drops a write whose writer no longer holds the lease (checked in the same
+transaction as the write).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +18,7 @@ import uuid
 from collections.abc import AsyncIterator
 
 from shared.errors import TransientError, is_transient
+from shared.store.fence import Fence, LeaseLostError
 from shared.store.protocols_state import LockRepository
 
 log = logging.getLogger(__name__)
@@ -17,6 +26,32 @@ log = logging.getLogger(__name__)
 
 class LockBusyError(TransientError):
     """Another worker held the lock for the whole wait; try again later."""
+
+
+class HeldLease:
+    """The lease a hold_lock block holds: check it before the work, fence the writes."""
+
+    def __init__(self, locks: LockRepository, name: str, owner: str, ttl_s: float) -> None:
+        self.name, self.owner, self.ttl_s = name, owner, ttl_s
+        self.locks = locks
+        self.lost = False
+
+    @property
+    def fence(self) -> Fence:
+        """The fence a write made under this lease carries."""
+        return Fence(name=self.name, owner=self.owner)
+
+    async def check(self) -> None:
+        """Renew the lease now, or raise LeaseLostError when another worker took it over.
+
+        A lease released by its new holder counts as lost too (that holder may have done the
+        work already); one that merely lapsed, with nobody taking it, is renewed.
+        """
+        if not self.lost and await self.locks.renew(self.name, self.owner, ttl_s=self.ttl_s):
+            return
+        self.lost = True
+        raise LeaseLostError(f"the lease {self.name!r} was taken over by another worker while "
+                             "its holder stalled")  # fmt: skip
 
 
 @contextlib.asynccontextmanager
@@ -28,8 +63,8 @@ async def hold_lock(
     wait_s: float = 120.0,
     poll_s: float = 0.1,
     owner: str | None = None,
-) -> AsyncIterator[str]:
-    """Hold the lease on name for the block (renewed every ttl/3); yields the owner token.
+) -> AsyncIterator[HeldLease]:
+    """Hold the lease on name for the block (renewed every ttl/3); yields the held lease.
 
     Waiting polls the lock row (one indexed upsert per try); a crashed holder's lease
     expires after ttl_s, so nobody waits on it for longer than that.
@@ -43,9 +78,10 @@ async def hold_lock(
         if left <= 0:
             raise LockBusyError(f"{name!r} stayed locked by another worker for {wait_s:g} s")
         await asyncio.sleep(min(poll_s, left))
-    renewer = asyncio.create_task(_keep_renewed(locks, name, owner, ttl_s))
+    held = HeldLease(locks, name, owner, ttl_s)
+    renewer = asyncio.create_task(_keep_renewed(held))
     try:
-        yield owner
+        yield held
     finally:
         renewer.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -53,11 +89,13 @@ async def hold_lock(
         await asyncio.shield(locks.release(name, owner))
 
 
-async def _keep_renewed(locks: LockRepository, name: str, owner: str, ttl_s: float) -> None:
+async def _keep_renewed(held: HeldLease) -> None:
+    locks, name, owner, ttl_s = held.locks, held.name, held.owner, held.ttl_s
     while True:
         await asyncio.sleep(ttl_s / 3)
         try:
             if not await locks.renew(name, owner, ttl_s=ttl_s):
+                held.lost = True
                 log.warning("lock %r was lost before its holder finished", name)
                 return
         except Exception as exc:  # the holder's work must not fail because renewing did

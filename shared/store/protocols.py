@@ -7,6 +7,7 @@ from collections.abc import Collection, Iterable
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
+from shared.store.fence import Fence
 from shared.store.models import (
     ChunkMark,
     HandbookSyncState,
@@ -176,6 +177,9 @@ class ContentRepository(Protocol):
     async def get(self, topic_id: str) -> Content | None:
         """A topic's content or None."""
 
+    async def get_many(self, topic_ids: Iterable[str]) -> builtins.list[Content]:
+        """The content of these topics that exists, in topic id order (one query)."""
+
     async def list(self) -> list[Content]:
         """Every topic's content, ordered by topic id (one read for indexing)."""
 
@@ -190,8 +194,13 @@ class ContentRepository(Protocol):
         *,
         prompt_version: str | None,
         topic_fingerprint: str | None,
+        fence: Fence | None = None,
     ) -> Content:
-        """Atomically set one part (clears stale, stamps generated_at)."""
+        """Atomically set one part (clears stale, stamps generated_at).
+
+        With a fence the part is written only while the fence's owner holds its lease
+        (LeaseLostError otherwise, nothing written).
+        """
 
     async def mark_stale(self, topic_ids: Iterable[str]) -> int:
         """Flag content of changed topics as stale; returns how many rows changed."""

@@ -32,6 +32,12 @@ class PendingMergeRepository(Protocol):
     async def relations_touching(self, topic_ids: Iterable[str]) -> list[PendingRelation]:
         """Pending relations of any source with an endpoint among `topic_ids`."""
 
+    async def all_relations(self, *, limit: int = 1000) -> list[PendingRelation]:
+        """Every source's pending relations, longest waiting first, at most `limit`."""
+
+    async def count_relations(self) -> int:
+        """How many pending relations wait, over every source."""
+
     async def remove_relations(self, relations: Iterable[PendingRelation]) -> int:
         """Forget these pending relations (applied or dropped); returns how many were there."""
 

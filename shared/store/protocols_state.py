@@ -205,7 +205,12 @@ class LockRepository(Protocol):
         """Take the lease unless another owner holds an unexpired one (the holder re-takes)."""
 
     async def renew(self, name: str, owner: str, *, ttl_s: float) -> bool:
-        """Extend the owner's unexpired lease to ttl_s from now; False if it was lost."""
+        """Extend the owner's lease to ttl_s from now; False if it was lost.
+
+        Lost means another owner took it over or it was released: a lease that lapsed (a
+        late renewal) but nobody took is still its holder's, since nobody else can have
+        started the work it guards.
+        """
 
     async def release(self, name: str, owner: str) -> bool:
         """Give the lease back; only its owner can (False otherwise)."""

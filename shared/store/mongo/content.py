@@ -10,6 +10,7 @@ from pymongo import ReturnDocument
 
 from shared.errors import BadInputError
 from shared.store._common import build, utcnow
+from shared.store.fence import Fence
 from shared.store.models_learning import CONTENT_KINDS, Content, ContentKind, QuizBank, QuizQuestion
 from shared.store.mongo.client import DuplicateKeyError, MongoDb, mongo_errors
 
@@ -31,6 +32,11 @@ class MongoContent:
         doc = await self._db["content"].find_one({"_id": topic_id})
         return _content(doc) if doc else None
 
+    async def get_many(self, topic_ids: Iterable[str]) -> builtins.list[Content]:
+        """The content of these topics that exists, in topic id order (one query)."""
+        cursor = self._db["content"].find({"_id": {"$in": sorted(set(topic_ids))}}).sort("_id", 1)
+        return [_content(doc) async for doc in cursor]
+
     async def list(self) -> list[Content]:
         """Every topic's content, ordered by topic id (one read for indexing)."""
         docs = await self._db["content"].find({}).sort("_id", 1).to_list(None)
@@ -50,11 +56,21 @@ class MongoContent:
         *,
         prompt_version: str | None,
         topic_fingerprint: str | None,
+        fence: Fence | None = None,
     ) -> Content:
-        """Atomically set one part (clears stale, stamps generated_at)."""
+        """Atomically set one part (clears stale, stamps generated_at); fenced: see the protocol.
+
+        The fence is read right before the write; without a
+        replica-set transaction a holder that stalls between that read and the write for
+        longer than the lease's TTL is not covered.
+        """
         if kind not in CONTENT_KINDS:
             raise BadInputError(f"unknown content kind {kind!r}; expected one of {CONTENT_KINDS}")
         build(Content, topic_id=topic_id, prompt_version=prompt_version, **{kind: value})
+        if fence is not None and not await self._db["locks"].find_one(
+            {"_id": fence.name, "owner": fence.owner}
+        ):
+            raise fence.lost()
         update = {
             kind: value,
             "prompt_version": prompt_version,

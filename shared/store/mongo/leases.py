@@ -69,9 +69,9 @@ class MongoLocks:
         return doc is not None and doc.get("owner") == owner
 
     async def renew(self, name: str, owner: str, *, ttl_s: float) -> bool:
-        """Extend the owner's unexpired lease; False if it was lost."""
+        """Extend the owner's lease (lapsed but not taken counts); False if it was lost."""
         result = await self._db["locks"].update_one(
-            {"_id": name, "owner": owner, **_LIVE},
+            {"_id": name, "owner": owner},
             [{"$set": {"expires_at": {"$add": ["$$NOW", _ttl_ms(ttl_s)]}}}],
         )
         return result.matched_count > 0

@@ -114,6 +114,18 @@ class MongoPendingMerges:
         cursor = self._db["pending_relations"].find(query).sort(_REL_SORT)
         return [_relation(d) async for d in cursor]
 
+    async def all_relations(self, *, limit: int = 1000) -> list[PendingRelation]:
+        """Every source's pending relations, longest waiting first, at most `limit`."""
+        if limit <= 0:
+            return []
+        order = [("added_at", ASCENDING), *_REL_SORT]
+        cursor = self._db["pending_relations"].find({}).sort(order).limit(limit)
+        return [_relation(d) async for d in cursor]
+
+    async def count_relations(self) -> int:
+        """How many pending relations wait, over every source."""
+        return await self._db["pending_relations"].count_documents({})
+
     async def remove_relations(self, relations: Iterable[PendingRelation]) -> int:
         """Delete pending relations by identity."""
         ids = [_rel_id(p) for p in relations]

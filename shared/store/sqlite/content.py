@@ -10,6 +10,7 @@ from typing import Any
 
 from shared.errors import BadInputError
 from shared.store._common import build, utcnow
+from shared.store.fence import Fence
 from shared.store.models_learning import CONTENT_KINDS, Content, ContentKind, QuizBank, QuizQuestion
 from shared.store.sqlite.db import SqliteDb, dumps, loads_or_none, to_text
 
@@ -33,6 +34,15 @@ def _content(row: tuple[Any, ...]) -> Content:
     )
 
 
+def holds(conn: sqlite3.Connection, fence: Fence) -> bool:
+    """Whether the fence's owner still holds its lease (read inside the caller's write).
+
+    A lapsed lease nobody took over is still its holder's (see LockRepository.renew).
+    """
+    sql = "SELECT 1 FROM locks WHERE name = ? AND owner = ?"
+    return conn.execute(sql, (fence.name, fence.owner)).fetchone() is not None
+
+
 def _dumps_or_none(value: dict[str, Any] | None) -> str | None:
     return None if value is None else dumps(value)
 
@@ -48,6 +58,16 @@ class SqliteContent:
         sql = f"SELECT {_COLUMNS} FROM content WHERE topic_id = ?"
         row = await self._db.read(lambda c: c.execute(sql, (topic_id,)).fetchone())
         return _content(row) if row else None
+
+    async def get_many(self, topic_ids: Iterable[str]) -> builtins.list[Content]:
+        """The content of these topics that exists, in topic id order (one query)."""
+        ids = dumps(sorted(set(topic_ids)))
+        sql = (
+            f"SELECT {_COLUMNS} FROM content WHERE topic_id IN (SELECT value FROM json_each(?)) "
+            "ORDER BY topic_id"
+        )
+        rows = await self._db.read(lambda c: c.execute(sql, (ids,)).fetchall())
+        return [_content(row) for row in rows]
 
     async def list(self) -> list[Content]:
         """Every topic's content, ordered by topic id (one read for indexing)."""
@@ -78,8 +98,9 @@ class SqliteContent:
         *,
         prompt_version: str | None,
         topic_fingerprint: str | None,
+        fence: Fence | None = None,
     ) -> Content:
-        """Atomically set one part (clears stale, stamps generated_at)."""
+        """Atomically set one part (clears stale, stamps generated_at); fenced: see the protocol."""
         if kind not in CONTENT_KINDS:
             raise BadInputError(f"unknown content kind {kind!r}; expected one of {CONTENT_KINDS}")
         build(Content, topic_id=topic_id, prompt_version=prompt_version, **{kind: value})
@@ -93,6 +114,9 @@ class SqliteContent:
         params = (topic_id, dumps(value), prompt_version, to_text(utcnow()), topic_fingerprint)
 
         def run(conn: sqlite3.Connection) -> Any:
+            # In the write transaction: no other worker can take the lease over in between.
+            if fence is not None and not holds(conn, fence):
+                raise fence.lost()
             conn.execute(sql, params)
             return conn.execute(
                 f"SELECT {_COLUMNS} FROM content WHERE topic_id = ?", (topic_id,)

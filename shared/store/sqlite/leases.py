@@ -46,10 +46,9 @@ class SqliteLocks:
         return await self._db.write(lambda c: c.execute(_ACQUIRE, params).rowcount > 0)
 
     async def renew(self, name: str, owner: str, *, ttl_s: float) -> bool:
-        """Extend the owner's unexpired lease; False if it was lost."""
-        now = utcnow()
-        sql = "UPDATE locks SET expires_at = ? WHERE name = ? AND owner = ? AND expires_at > ?"
-        params = (to_text(now + check_ttl(ttl_s)), name, owner, to_text(now))
+        """Extend the owner's lease (lapsed but not taken counts); False if it was lost."""
+        sql = "UPDATE locks SET expires_at = ? WHERE name = ? AND owner = ?"
+        params = (to_text(utcnow() + check_ttl(ttl_s)), name, owner)
         return await self._db.write(lambda c: c.execute(sql, params).rowcount > 0)
 
     async def release(self, name: str, owner: str) -> bool:

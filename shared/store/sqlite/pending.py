@@ -120,6 +120,18 @@ class SqlitePendingMerges:
         rows = await self._db.read(lambda c: c.execute(sql, {"ids": ids}).fetchall())
         return [_relation(r) for r in rows]
 
+    async def all_relations(self, *, limit: int = 1000) -> list[PendingRelation]:
+        """Every source's pending relations, longest waiting first, at most `limit`."""
+        sql = (f"SELECT {_REL_COLUMNS} FROM pending_relations ORDER BY added_at, source_id, "
+               "chunk_index, source, target, type LIMIT ?")  # fmt: skip
+        rows = await self._db.read(lambda c: c.execute(sql, (max(limit, 0),)).fetchall())
+        return [_relation(r) for r in rows]
+
+    async def count_relations(self) -> int:
+        """How many pending relations wait, over every source."""
+        sql = "SELECT count(*) FROM pending_relations"
+        return int((await self._db.read(lambda c: c.execute(sql).fetchone()))[0])
+
     async def remove_relations(self, relations: Iterable[PendingRelation]) -> int:
         """Delete pending relations by identity."""
         keys = [p.identity for p in relations]

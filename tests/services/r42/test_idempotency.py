@@ -291,3 +291,61 @@ def test_a_platform_id_of_any_shape_becomes_one_stable_turn_id() -> None:
     odd = _wire_turn_id("1:1 bericht-é " + "x" * 300)
     assert re.fullmatch(TURN_ID_PATTERN, odd) and odd == _wire_turn_id("1:1 bericht-é " + "x" * 300)
     assert odd != _wire_turn_id("1:1 bericht-e " + "x" * 300)
+
+
+class _StalledLocks:
+    """A replica's view of the lease table while its process is stalled: nothing gets through."""
+
+    def __init__(self, inner: Any, resume: asyncio.Event) -> None:
+        self.inner, self.resume, self.stalled = inner, resume, False
+
+    async def renew(self, name: str, owner: str, *, ttl_s: float) -> bool:
+        if self.stalled:
+            await self.resume.wait()
+        return bool(await self.inner.renew(name, owner, ttl_s=ttl_s))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+@dataclass
+class _StalledReplicaStore:
+    inner: Store
+    locks: _StalledLocks
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+async def test_a_holder_that_stalls_past_its_lease_never_asks_the_model_again(
+    store: Store, kb: KbCache, fake_anthropic: FakeAnthropic, fake_llm: LLMRuntime
+) -> None:
+    from services.r42.turn import chat_turn
+    from shared.store import LeaseLostError
+
+    fake_anthropic.enqueue(text_reply(ANSWER), text_reply("Een tweede antwoord."))
+    req = ChatRequest(user_id="U1", text=QUESTION, turn_id="t-stalled")
+    resume, started = asyncio.Event(), asyncio.Event()
+    locks = _StalledLocks(store.locks, resume)
+    stalled = TurnLedger(_StalledReplicaStore(store, locks), lease_s=0.4, owner="replica-a")
+
+    async def stalled_turn(s: R42Store) -> ChatReply:
+        locks.stalled = True  # replica A stops right before its model call, lease unrenewed
+        started.set()
+        await resume.wait()
+        return await chat_turn(store=s, kb=kb, request=req)
+
+    a = asyncio.create_task(_run(stalled, req, store, stalled_turn))
+    await asyncio.wait_for(started.wait(), WAIT)
+    # The gateway's retry reaches replica B, which takes the expired lease over.
+    b = R42Handlers(store=store, kb=kb, publish=_no_publish,
+                    ledger=TurnLedger(store, lease_s=0.4, owner="replica-b"))  # fmt: skip
+    reply = await asyncio.wait_for(b.chat(req), WAIT)
+    assert reply.text == ANSWER and len(fake_anthropic.requests) == 1
+    resume.set()  # A wakes up and would ask the model the same question
+    with pytest.raises(LeaseLostError):
+        await asyncio.wait_for(a, WAIT)
+    assert len(fake_anthropic.requests) == 1  # A found out before calling the model
+    assert await _user_turns(store, "U1") == [QUESTION]
+    again = await _run(TurnLedger(store), req, store, stalled_turn)
+    assert again.replayed and again.text == ANSWER

@@ -42,8 +42,8 @@ async def test_an_expired_lease_is_taken_over_and_cannot_be_renewed(store: Store
     assert not await store.locks.acquire("l", "next", ttl_s=30)
     await asyncio.sleep(0.1)
     assert await store.locks.get("l") is None
-    assert not await store.locks.renew("l", "crashed", ttl_s=30)
     assert await store.locks.acquire("l", "next", ttl_s=30)
+    assert not await store.locks.renew("l", "crashed", ttl_s=30)  # taken over: lost
     lease = await store.locks.get("l")
     assert lease is not None and lease.owner == "next"
     assert not await store.locks.release("l", "crashed")
@@ -51,6 +51,16 @@ async def test_an_expired_lease_is_taken_over_and_cannot_be_renewed(store: Store
         await store.locks.acquire("l", "next", ttl_s=0)
     with pytest.raises(BadInputError):
         await store.locks.acquire("", "next", ttl_s=1)
+
+
+async def test_a_lapsed_lease_nobody_took_is_renewed_by_its_holder(store: Store) -> None:
+    assert await store.locks.acquire("late", "slow", ttl_s=0.05)
+    await asyncio.sleep(0.1)  # its renewal comes late
+    assert await store.locks.get("late") is None
+    assert await store.locks.renew("late", "slow", ttl_s=30)  # nobody took it: still slow's
+    assert not await store.locks.acquire("late", "other", ttl_s=30)
+    assert await store.locks.release("late", "slow")
+    assert not await store.locks.renew("late", "slow", ttl_s=30)  # released: gone
 
 
 async def test_tasks_take_turns_and_never_overlap(store: Store) -> None:
@@ -159,3 +169,41 @@ async def test_hold_lock_gives_up_after_the_wait(store: Store) -> None:
     assert info.value.transient
     lease = await store.locks.get("gen:busy")
     assert lease is not None and lease.owner == "someone-else"
+
+
+async def test_a_fenced_write_lands_only_while_its_writer_holds_the_lease(store: Store) -> None:
+    from shared.store import Fence, LeaseLostError
+
+    assert await store.locks.acquire("content:okr", "a", ttl_s=0.05)
+    mine = Fence(name="content:okr", owner="a")
+    await store.content.set_part(
+        "okr", "article", {"title": "A"}, prompt_version="v", topic_fingerprint="f", fence=mine
+    )
+    await asyncio.sleep(0.1)  # a's lease expires (it stalled) and b takes it over
+    assert await store.locks.acquire("content:okr", "b", ttl_s=30)
+    with pytest.raises(LeaseLostError, match="taken over"):
+        await store.content.set_part(
+            "okr", "article", {"title": "A2"}, prompt_version="v", topic_fingerprint="f", fence=mine
+        )
+    theirs = Fence(name="content:okr", owner="b")
+    await store.content.set_part(
+        "okr", "slides", {"slides": []}, prompt_version="v", topic_fingerprint="f", fence=theirs
+    )
+    stored = await store.content.get("okr")
+    assert (
+        stored is not None and stored.article == {"title": "A"} and stored.slides == {"slides": []}
+    )
+
+
+async def test_a_held_lease_check_fails_once_the_lease_expired(store: Store) -> None:
+    from shared.store import LeaseLostError
+
+    async with hold_lock(store.locks, "gen:stall", ttl_s=0.5, wait_s=1, poll_s=0.01) as held:
+        await held.check()  # held: renewed
+        assert await store.locks.release("gen:stall", held.owner)  # as if it had expired
+        assert await store.locks.acquire("gen:stall", "other", ttl_s=30)
+        with pytest.raises(LeaseLostError):
+            await held.check()
+        assert held.lost and held.fence.owner == held.owner
+    lease = await store.locks.get("gen:stall")
+    assert lease is not None and lease.owner == "other"  # the lost holder released nothing

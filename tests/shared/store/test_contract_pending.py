@@ -46,3 +46,25 @@ async def test_pending_relations_by_source_and_endpoint(store: Store) -> None:
     assert await repo.clear("s1") == (1, 1)
     assert await repo.relations_of("s1") == [] and await repo.held_indexes("s1") == []
     assert len(await repo.relations_of("s2")) == 1  # another source's rows stay
+
+
+async def test_every_pending_relation_is_listed_longest_waiting_first(store: Store) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    repo = store.pending_merges
+    t0 = datetime(2026, 11, 1, 9, tzinfo=UTC)
+    rows = [
+        _pending("handbook:b.md", 0, "x", "ghost").model_copy(update={"added_at": t0}),
+        _pending("s1", 1, "a", "b").model_copy(update={"added_at": t0 + timedelta(days=2)}),
+        _pending("handbook:a.md", 0, "y", "ghost").model_copy(update={"added_at": t0}),
+    ]
+    assert await repo.all_relations() == [] and await repo.count_relations() == 0
+    await repo.add_relations(rows)
+    listed = await repo.all_relations()
+    assert [p.source_id for p in listed] == ["handbook:a.md", "handbook:b.md", "s1"]
+    assert listed[0].added_at == t0 and listed[2].added_at == t0 + timedelta(days=2)
+    assert [p.source_id for p in await repo.all_relations(limit=1)] == ["handbook:a.md"]
+    assert await repo.all_relations(limit=0) == []
+    assert await repo.count_relations() == 3
+    await repo.clear("s1")
+    assert await repo.count_relations() == 2

@@ -94,6 +94,24 @@ async def test_content_parts_staleness(store: Store) -> None:
     assert await store.content.get("okr") is None
 
 
+async def test_content_of_many_topics_comes_in_one_read(store: Store) -> None:
+    for topic_id in ("verlof", "scrum", "okr"):
+        await store.content.set_part(
+            topic_id, "article", {"title": topic_id.title()}, prompt_version="content-v3",
+            topic_fingerprint=f"f-{topic_id}",
+        )  # fmt: skip
+    await store.content.put(Content(topic_id="laptop", slides={"slides": [{"title": "Dia"}]}))
+    got = await store.content.get_many(["verlof", "ghost", "laptop", "okr", "verlof"])
+    assert [c.topic_id for c in got] == ["laptop", "okr", "verlof"]  # existing ones, id order
+    by_id = {c.topic_id: c for c in got}
+    assert by_id["verlof"] == await store.content.get("verlof")  # the same rows get() reads
+    assert by_id["laptop"].slides == {"slides": [{"title": "Dia"}]}
+    assert by_id["laptop"].article is None
+    assert by_id["okr"].topic_fingerprint == "f-okr"
+    assert await store.content.get_many([]) == []
+    assert await store.content.get_many(iter(["ghost"])) == []
+
+
 def q(text: str, **kw: object) -> QuizQuestion:
     data = {"text": text, "options": ["yes", "no", "maybe"], "correct_index": 0, **kw}
     return QuizQuestion.model_validate(data)

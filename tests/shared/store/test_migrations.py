@@ -212,3 +212,104 @@ async def test_a_migration_that_lands_after_a_higher_number_still_applies(tmp_pa
     with sqlite3.connect(path) as conn:
         history = [v for (v,) in conn.execute("SELECT version FROM schema_version ORDER BY 1")]
     assert history == VERSIONS
+
+
+# Turns as R42 stored them before migration 15 gave them kb_miss (the gap list's flag).
+OLD_TURNS = [
+    ("t-miss", "Dat staat NIET in de kennisgraaf.", ["verlof"], "claude-haiku-4-5"),
+    ("t-miss-en", "Sorry, that is not in the knowledge graph.", [], None),
+    ("t-hit", "Verlof vraag je aan via HR.", ["verlof", "hr"], "claude-haiku-4-5"),
+]
+
+
+def _old_turns_table(conn: sqlite3.Connection) -> None:
+    """The turns table exactly as migration 8 made it (no kb_miss), holding three turns."""
+    from shared.store.sqlite.turns import TURNS_SCHEMA
+
+    conn.execute("DROP TABLE turns")
+    conn.executescript(TURNS_SCHEMA)
+    conn.execute("DELETE FROM schema_version WHERE version = 15")
+    for i, (turn_id, answer, topic_ids, model) in enumerate(OLD_TURNS):
+        conn.execute(
+            "INSERT INTO turns (turn_id, user, question, topic_ids, answer, model, "
+            "prompt_version, created_at, expires_at) VALUES (?, 'U1', 'vraag', ?, ?, ?, 'r42-v3', "
+            "?, '2999-01-01T00:00:00+00:00')",
+            (turn_id, json.dumps(topic_ids), answer, model, f"2026-11-0{i + 1}T10:00:00+00:00"),
+        )
+
+
+async def test_migration_15_keeps_old_turns_and_reads_them_back_typed(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    path = tmp_path / "r42.db"
+    store = await open_store(f"sqlite:///{path}")
+    await store.close()
+    with sqlite3.connect(path) as conn:
+        _old_turns_table(conn)
+        assert "kb_miss" not in {row[1] for row in conn.execute("PRAGMA table_info(turns)")}
+    for _ in range(2):  # the second open finds version 15 recorded and changes nothing
+        store = await open_store(f"sqlite:///{path}")
+        try:
+            assert await store.schema_version() == LATEST_VERSION
+            turns = {t.turn_id: t for t in await store.turns.recent()}
+        finally:
+            await store.close()
+        assert set(turns) == {t[0] for t in OLD_TURNS}
+        for turn_id, answer, topic_ids, model in OLD_TURNS:
+            turn = turns[turn_id]
+            assert (turn.answer, turn.topic_ids, turn.model) == (answer, topic_ids, model)
+            assert turn.prompt_version == "r42-v3" and turn.user == "U1"
+            assert isinstance(turn.kb_miss, bool)
+            assert turn.kb_miss is (turn_id != "t-hit")
+            assert turn.created_at is not None and turn.created_at.tzinfo is not None
+        assert turns["t-miss"].created_at == datetime(2026, 11, 1, 10, tzinfo=UTC)
+    with sqlite3.connect(path) as conn:
+        stored = dict(conn.execute("SELECT turn_id, kb_miss FROM turns").fetchall())
+        history = [v for (v,) in conn.execute("SELECT version FROM schema_version ORDER BY 1")]
+    assert stored == {"t-miss": 1, "t-miss-en": 1, "t-hit": 0}  # persisted, not read-time only
+    assert history == VERSIONS
+
+
+async def test_mongodb_migration_15_types_old_turns_for_the_gap_list(mongodb_url: str) -> None:
+    import uuid
+    from datetime import UTC, datetime
+
+    from pymongo import AsyncMongoClient
+
+    from shared.store.mongo import LATEST_VERSION as MONGO_LATEST
+    from shared.store.mongo import MongoStore
+
+    name = f"r42_m15_{uuid.uuid4().hex[:10]}"
+    client: AsyncMongoClient[dict[str, object]] = AsyncMongoClient(mongodb_url, tz_aware=True)
+    try:
+        first = await MongoStore.open(mongodb_url, database=name)
+        await first.close()
+        db = client[name]
+        # The database as a release before migration 15 left it: turns without kb_miss.
+        await db["schema_version"].delete_one({"_id": 15})
+        await db["turns"].insert_many(
+            [{"_id": turn_id, "user": "U1", "question": "vraag", "topic_ids": topic_ids,
+              "answer": answer, "model": model, "prompt_version": "r42-v3",
+              "created_at": datetime(2026, 11, i + 1, 10, tzinfo=UTC),
+              "expires_at": datetime(2999, 1, 1, tzinfo=UTC)}
+             for i, (turn_id, answer, topic_ids, model) in enumerate(OLD_TURNS)]
+        )  # fmt: skip
+        for _ in range(2):  # the second open is a no-op
+            store = await MongoStore.open(mongodb_url, database=name)
+            try:
+                assert await store.schema_version() == MONGO_LATEST
+                turns = {t.turn_id: t for t in await store.turns.recent()}
+            finally:
+                await store.close()
+            assert set(turns) == {t[0] for t in OLD_TURNS}
+            for turn_id, answer, topic_ids, model in OLD_TURNS:
+                turn = turns[turn_id]
+                assert (turn.answer, turn.topic_ids, turn.model) == (answer, topic_ids, model)
+                assert turn.kb_miss is (turn_id != "t-hit")
+            assert turns["t-miss"].created_at == datetime(2026, 11, 1, 10, tzinfo=UTC)
+        raw = {d["_id"]: d["kb_miss"] async for d in db["turns"].find({}, {"kb_miss": 1})}
+        assert raw == {"t-miss": True, "t-miss-en": True, "t-hit": False}  # stored as booleans
+        assert await db["schema_version"].count_documents({"_id": 15}) == 1
+    finally:
+        await client.drop_database(name)
+        await client.close()

@@ -1,0 +1,139 @@
+"""Relations waiting for a topic no file defines: listed, reported once, bounded, retracted."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from services.extractor.outcomes import fail_source
+from services.extractor.pending import MAX_PER_FILE, carry_over
+from services.extractor.pending_bounds import MAX_WAIT, waiting_line
+from shared.store import PendingRelation, Relation, Source, Store
+from tests.fakes.anthropic_server import FakeAnthropic
+
+from .fake_github import FakeGitHub
+from .test_sync_lifecycle import ROLLEN, knowing, sync
+
+WAITS = ("handbook:a.md", 0, "teamlead", "verlof", "related_to")
+
+
+async def _age(store: Store, days: float) -> None:
+    """Make every pending relation have waited `days` (as if asserted that long ago)."""
+    rows = await store.pending_merges.all_relations()
+    await store.pending_merges.remove_relations(rows)
+    since = datetime.now(UTC) - timedelta(days=days)
+    await store.pending_merges.add_relations(p.model_copy(update={"added_at": since}) for p in rows)
+
+
+async def _kb_pending(url: str) -> Any:
+    """`r42 kb pending --json` (in a thread: the command runs its own event loop)."""
+    from tests.services.cli.test_kb_cli import cli
+
+    args = ["kb", "pending", "--json", "--store", url]
+    result = await asyncio.to_thread(CliRunner().invoke, cli(), args)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+async def test_a_relation_no_file_can_complete_is_listed_reported_once_then_dropped(
+    fake_anthropic: FakeAnthropic, fake_llm: Any, store: Store, tmp_path: Path
+) -> None:
+    fake_anthropic.default = knowing("verlof")  # the teamlead file mentions verlof; no file has it
+    with FakeGitHub() as github:
+        github.files = {"handbook/a.md": ROLLEN}
+        report, _ = await sync(store, github)
+        assert report.complete and report.waiting is not None
+        assert [p.identity for p in report.waiting.newly_waiting] == [WAITS]
+        line = waiting_line(report.waiting)
+        assert line.startswith("1 relation(s) wait for topics no file defines: teamlead → verlof")
+        assert "(a.md)" in line
+        url = f"sqlite:///{tmp_path / 'kb.db'}"  # the extractor conftest's store file
+        listed = await _kb_pending(url)
+        assert listed["total"] == 1
+        (row,) = listed["pending"]
+        assert (row["source"], row["relation"], row["target"]) == ("handbook:a.md", "teamlead",
+                                                                   "verlof")  # fmt: skip
+        assert row["waits_for"] == ["verlof"] and 0 <= row["age_s"] < 60
+
+        again, _ = await sync(store, github)  # a no-op sync: already reported, still waiting
+        assert again.waiting is not None and again.waiting.newly_waiting == []
+        assert again.waiting.still_waiting == 1 and waiting_line(again.waiting) == ""
+
+        await _age(store, MAX_WAIT.days - 1)
+        kept, _ = await sync(store, github)
+        assert kept.waiting is not None and kept.waiting.expired == []
+        await _age(store, MAX_WAIT.days + 1)
+        dropped, _ = await sync(store, github)
+        assert dropped.waiting is not None
+        assert [p.identity for p in dropped.waiting.expired] == [WAITS]
+        assert "1 relation(s) dropped after waiting 30 days" in waiting_line(dropped.waiting)
+        assert await store.pending_merges.all_relations() == []
+        assert (await _kb_pending(url))["total"] == 0
+
+
+async def test_an_incomplete_sync_reports_nothing_and_a_new_version_keeps_the_age(
+    fake_anthropic: FakeAnthropic, fake_llm: Any, store: Store
+) -> None:
+    fake_anthropic.default = knowing("verlof")
+    with FakeGitHub() as github:
+        github.files = {"handbook/a.md": ROLLEN, "handbook/b.md": b"# Reizen\n\nPer trein.\n"}
+        github.rate_limit = 2  # the tree and a.md's blob; b.md's blob is refused: stopped
+        report, _ = await sync(store, github)
+    assert report.rate_limited is not None and not report.complete
+    assert report.waiting is None  # the untried file might define the topic
+    waiting = await store.pending_merges.all_relations()
+    assert [p.identity for p in waiting] == [WAITS]
+    # The file's next version still asserts it: it keeps the age it had.
+    await _age(store, 3)
+    first = (await store.pending_merges.all_relations())[0].added_at
+    with FakeGitHub() as github:
+        github.files = {"handbook/a.md": ROLLEN + b"\nDe teamlead plant ook verlof in.\n"}
+        await sync(store, github)
+    (after,) = await store.pending_merges.all_relations()
+    assert after.added_at == first
+    # A version that no longer says it retracts it.
+    with FakeGitHub() as github:
+        github.files = {"handbook/a.md": b"# Rollen\n\n## Teamlead\nDe teamlead plant.\n"}
+        await sync(store, github)
+    assert await store.pending_merges.all_relations() == []
+
+
+def test_a_file_keeps_at_most_max_per_file_pending_relations_longest_waiting_first() -> None:
+    t0 = datetime(2026, 11, 1, tzinfo=UTC)
+
+    def row(i: int, at: datetime | None = None) -> PendingRelation:
+        relation = Relation(source="teamlead", target=f"ghost-{i:03d}", type="related_to")
+        return PendingRelation(source_id="handbook:a.md", chunk_index=0, relation=relation,
+                               added_at=at)  # fmt: skip
+
+    old = [row(i, t0 + timedelta(hours=i)) for i in range(140, 150)]
+    new = [row(i) for i in range(150)]
+    kept = carry_over(new, old)
+    assert len(kept) == MAX_PER_FILE
+    # The ten that already waited come first with their age; then new ones in key order.
+    assert [p.relation.target for p in kept[:10]] == [f"ghost-{i}" for i in range(140, 150)]
+    assert kept[0].added_at == t0 + timedelta(hours=140)
+    assert [p.relation.target for p in kept[10:12]] == ["ghost-000", "ghost-001"]
+
+
+async def test_a_failed_source_leaves_no_pending_relations(store: Store) -> None:
+    await store.sources.create(Source(id="s1", name="a.md", sha256="a" * 64))
+    await store.sources.set_status("s1", "processing")
+    relation = Relation(source="teamlead", target="verlof", type="related_to")
+    await store.pending_merges.add_relations(
+        [PendingRelation(source_id="s1", chunk_index=0, relation=relation)]
+    )
+    await store.pending_merges.hold("s1", 2, {"chunk_index": 2})
+    published: list[Any] = []
+
+    async def publish(event: Any) -> None:
+        published.append(event)
+
+    await fail_source(store, "s1", "the model refused", publish)
+    assert await store.pending_merges.relations_of("s1") == []
+    assert await store.pending_merges.held_indexes("s1") == []
