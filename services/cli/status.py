@@ -67,6 +67,8 @@ def collect(data_dir: Path | None) -> dict[str, Any] | None:
             for instance, pid in state.services.items()
         ],
         "nats_restarts": sum(v for k, v in restarts.items() if k.startswith("nats")),
+        # A staged start's later services, not spawned yet (no pid, not ready).
+        "starting": list(state.pending),
     }
 
 
@@ -106,3 +108,5 @@ def register(app: typer.Typer) -> None:
                 f"  {svc['instance']:<12} pid {svc['pid']:<8} {mark:<10} "
                 f"restarts {svc['restarts']}{where}"
             )
+        for instance in doc["starting"]:
+            typer.echo(f"  {instance:<12} {'-':<12} starting (after the chat path)")

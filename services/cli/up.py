@@ -7,7 +7,7 @@ import contextlib
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from pydantic import ValidationError
@@ -17,21 +17,21 @@ from rich.text import Text
 from services.cli.up_banner import banner, banner_title, next_line
 from shared.config import Settings, build_settings, describe_settings_error
 from shared.errors import R42Error
-from shared.runtime import (
-    EmbeddedRuntime,
-    RuntimeState,
-    ServiceSpec,
-    SupervisorEvent,
-)
+from shared.runtime.launch import defer_imports
 from shared.runtime.nodes import check_cluster_size
-from shared.runtime.supervisor import replicate
+from shared.runtime.supervisor import ServiceSpec, SupervisorEvent, replicate
 
 if TYPE_CHECKING:
     from services.registry import ConsoleRun
+    from shared.runtime import EmbeddedRuntime, RuntimeState
 
 EXIT_USAGE = 2
 EXIT_FAILED = 1
 READY_TIMEOUT_S = 90.0
+LATER = frozenset({"content", "telemetry"})
+"""Services started once the chat path (r42, extractor, quiz, the gateways) answers: their
+work arrives on durable JetStream consumers, so starting a moment later loses nothing, and
+on two cores the first answer no longer waits for their imports."""
 
 
 def console_choice(settings: Settings, *, wanted: bool) -> tuple[ConsoleRun | None, str]:
@@ -80,6 +80,27 @@ class _Reporter:
         self.err.print(Text(text, style=style), soft_wrap=True)
 
 
+async def _later_stage(runtime: EmbeddedRuntime, *, err: Console, quiet: bool) -> None:
+    """Start the services a first answer does not need, once the chat path answers."""
+    if not runtime.later:
+        return
+    await runtime.start_later()
+    await runtime.wait_ready(timeout=READY_TIMEOUT_S, names=runtime.later)
+    if not quiet:  # above the console a line would land inside the prompt
+        err.print(f"every service answers now ({', '.join(runtime.later)} too)", style="dim")
+
+
+async def _until_done(ends: set[asyncio.Task[Any]], later: asyncio.Task[None]) -> None:
+    """Wait for the first of `ends`; a failing later stage ends the wait by raising."""
+    pending: set[asyncio.Task[Any]] = {*ends, later}
+    while True:
+        done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+        if later in done:
+            later.result()  # raises ServicesNotReadyError; a clean end just leaves `ends`
+        if done & ends:
+            return
+
+
 async def _until_stopped(
     *, settings: Settings, runtime: EmbeddedRuntime, state: RuntimeState, console: bool,
     stop: asyncio.Event, out: Console, err: Console,
@@ -90,11 +111,14 @@ async def _until_stopped(
     run, console_note = console_choice(settings, wanted=console)
     # Above the console its language already (the banner follows in Dutch).
     waiting = (
+        "wachten tot de chat antwoordt…" if run else "waiting for the chat path to answer…"
+    ) if runtime.later else (
         "wachten tot elke dienst antwoordt…" if run else "waiting for every service to answer…"
-    )
+    )  # fmt: skip
     err.print(waiting, style="dim")
-    # "Up" means every service answers: a question typed at the prompt must find its service.
-    ready = asyncio.create_task(runtime.wait_ready(timeout=READY_TIMEOUT_S))
+    # "Up" means the chat path answers: a question typed at the prompt finds its services.
+    # The later stage (durable consumers only) starts then and loses nothing by it.
+    ready = asyncio.create_task(runtime.wait_ready(timeout=READY_TIMEOUT_S, names=runtime.first))
     stopped = asyncio.create_task(stop.wait())
     await asyncio.wait({ready, stopped}, return_when=asyncio.FIRST_COMPLETED)
     stopped.cancel()
@@ -104,6 +128,25 @@ async def _until_stopped(
             await ready
         return 0
     ready.result()  # raises ServicesNotReadyError
+    later = asyncio.create_task(_later_stage(runtime, err=err, quiet=run is not None))
+    try:
+        return await _after_ready(
+            settings=settings, runtime=runtime, state=state, run=run, console_note=console_note,
+            stop=stop, out=out, err=err, later=later,
+        )  # fmt: skip
+    finally:
+        if not later.done():  # stopping: the later stage starts nothing more
+            later.cancel()
+            with contextlib.suppress(asyncio.CancelledError, R42Error):
+                await later
+
+
+async def _after_ready(
+    *, settings: Settings, runtime: EmbeddedRuntime, state: RuntimeState, run: ConsoleRun | None,
+    console_note: str, stop: asyncio.Event, out: Console, err: Console,
+    later: asyncio.Task[None],
+) -> int:  # fmt: skip
+    """The banner, then the console (or nothing) until the end."""
     dutch = run is not None  # above the (Dutch) console, the banner is part of that surface
     out.print(Text(banner_title(dutch=dutch), style="bold green"))
     rows = banner(
@@ -112,8 +155,12 @@ async def _until_stopped(
     for key, value in rows:
         out.print(Text.assemble((f"  {key:<9} ", "bold"), value), soft_wrap=True)
     out.print(next_line(console=run is not None, dutch=dutch), soft_wrap=True)
+    stop_task = asyncio.create_task(stop.wait())
     if run is None:
-        await stop.wait()
+        try:
+            await _until_done({stop_task}, later)
+        finally:
+            stop_task.cancel()
         return 0
     update: dict[str, object] = {"nats_url": state.nats_url, "nats_replicas": state.stream_replicas}
     cli = runtime.users.get("cli")
@@ -121,9 +168,8 @@ async def _until_stopped(
         update.update(nats_nkey_seed=cli.seed_file, nats_inbox_prefix=cli.inbox_prefix)
     live = settings.model_copy(update=update)
     console_task = asyncio.create_task(run(settings=live))
-    stop_task = asyncio.create_task(stop.wait())
     try:
-        await asyncio.wait({console_task, stop_task}, return_when=asyncio.FIRST_COMPLETED)
+        await _until_done({console_task, stop_task}, later)
     finally:
         stop_task.cancel()
         if not console_task.done():
@@ -140,15 +186,20 @@ async def _until_stopped(
 
 async def serve(
     *, settings: Settings, services: tuple[ServiceSpec, ...], console: bool, out: Console,
-    err: Console, cluster: int = 1, replicas: int = 1,
+    err: Console, cluster: int = 1, replicas: int = 1, later: frozenset[str] = LATER,
 ) -> int:  # fmt: skip
-    """Start everything, wait for Ctrl-C / SIGTERM (or the console to end), stop everything."""
+    """Start everything, wait for Ctrl-C / SIGTERM (or the console to end), stop everything.
+
+    The services named in `later` start once the others answer (a staged start).
+    """
+    from shared.runtime import EmbeddedRuntime
+
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     runtime = EmbeddedRuntime(
         data_dir=settings.data_dir, services=services, nats_url=settings.nats_url,
         on_event=_Reporter(err), store_url=settings.store_url, cluster=cluster,
-        replicas=replicas,
+        replicas=replicas, later=later,
     )  # fmt: skip
     signals = 0
 
@@ -223,6 +274,8 @@ def run_up(
     replicas: int = 1,
 ) -> int:  # fmt: skip
     """Validate the options, then serve until stopped; returns the exit code."""
+    # Before nats-py is imported: this process talks to NATS over TCP only (see launch.py).
+    defer_imports()
     err = Console(stderr=True, highlight=False)
     try:
         check_cluster_size(cluster)

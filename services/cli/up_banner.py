@@ -6,12 +6,18 @@ too; without the console the banner is the CLI's own output and stays English.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from shared.config import Settings
-from shared.runtime import EmbeddedRuntime, RuntimeState, display_url
+from shared.config import redact_url as display_url
+
+if TYPE_CHECKING:
+    from shared.runtime import EmbeddedRuntime, RuntimeState
 
 _LABELS_NL = {
     "data dir": "datamap", "NATS": "NATS", "streams": "streams", "store": "opslag",
-    "LLM": "taalmodel", "services": "diensten", "logs": "logboeken", "console": "console",
+    "LLM": "taalmodel", "services": "diensten", "starting": "start nog", "logs": "logboeken",
+    "console": "console",
 }  # fmt: skip
 _STREAM_ACTIONS_NL = {"created": "aangemaakt", "updated": "bijgewerkt", "unchanged": "ongewijzigd"}
 WATCH = "run `r42 events tail` in another terminal to watch the event stream"
@@ -54,6 +60,16 @@ def llm_summary(settings: Settings, *, dutch: bool = False) -> str:
     return f"anthropic (fast/standard/reasoning: {models}){where}{warn}"
 
 
+def _starting_row(pending: list[str], *, dutch: bool) -> list[tuple[str, str]]:
+    """The later stage of a staged start, named while it is still coming up."""
+    if not pending:
+        return []
+    names = ", ".join(pending)
+    if dutch:
+        return [("starting", f"{names} (na de chat gestart; hun werk wacht tot ze er zijn)")]
+    return [("starting", f"{names} (after the chat path; their work waits on the bus for them)")]
+
+
 def banner(
     *, settings: Settings, state: RuntimeState, runtime: EmbeddedRuntime, console_note: str,
     dutch: bool = False,
@@ -85,6 +101,7 @@ def banner(
         ("store", display_url(settings.store_url)),
         ("LLM", llm_summary(settings, dutch=dutch)),
         ("services", services),
+        *_starting_row(state.pending, dutch=dutch),
         ("logs", f"{runtime.logs_dir}/<service>.log" if state.services else "-"),
         ("console", CONSOLE_NOTE_NL if dutch else console_note),
     ]

@@ -42,6 +42,7 @@ from shared.kb import (
     build_kb_context,
 )
 from shared.kb.overlay import Layered
+from shared.kb.steps import Steps, run_steps
 from shared.store import Relation, Topic
 
 log = logging.getLogger(__name__)
@@ -53,6 +54,7 @@ MAX_INCREMENTAL_SHARE = 0.25  # above this share of the KB (and MIN_INCREMENTAL 
 MIN_INCREMENTAL = 64  # update is a full rebuild
 LISTED_IDS = 500  # the extractor's cap on the ids one kb.updated lists
 FREEZE_MIN_TOPICS = 2000  # from this size a snapshot is kept out of the GC's walks
+SLICE_S = 0.002  # the longest stretch of update work on the event loop between two turns
 
 
 @dataclass(frozen=True)
@@ -106,14 +108,31 @@ def updated_snapshot(
     relations: list[Relation],
     summaries: Mapping[str, str],
 ) -> KbSnapshot:
-    """The snapshot after these topics changed and those were removed (CPU-bound: a thread).
+    """The snapshot after these topics changed and those were removed."""
+    return run_steps(
+        updating_snapshot(
+            snapshot, changed=changed, removed=removed, relations=relations, summaries=summaries
+        )
+    )
 
-    Every step costs the changed topics plus, at most, a copy in C of a dict or list of
-    the KB: no sort, re-analysis or Python loop over every topic, so the GIL is never held
-    for long and the event loop keeps answering.
+
+def updating_snapshot(
+    snapshot: KbSnapshot,
+    *,
+    changed: list[Topic],
+    removed: set[str],
+    relations: list[Relation],
+    summaries: Mapping[str, str],
+) -> Steps[KbSnapshot]:
+    """updated_snapshot in steps (shared.kb.steps; `sliced` runs them beside the turns).
+
+    The Python steps cost the changed topics (plus a copy in C of a dict or list of the
+    KB now and then); the passes over the whole KB are numpy, for a worker thread.
     """
     affected = removed | {topic.id for topic in changed}
-    index = snapshot.index.updated(changed=changed, removed=removed, summaries=summaries)
+    index = yield from snapshot.index.updating(
+        changed=changed, removed=removed, summaries=summaries
+    )
     before = snapshot.topics
     topics = _layered(before).derive(put=((topic.id, topic) for topic in changed), drop=removed)
     labels = _layered(snapshot.labels)
@@ -129,18 +148,48 @@ def updated_snapshot(
     if lost - fresh.keys():
         # A removed or renamed label another topic shares: that topic takes it over.
         taken: dict[str, str] = {}
-        for topic in topics.values():
+        for at, topic in enumerate(topics.values()):
             if (key := _label_key(topic)) in lost and key not in fresh:
                 taken.setdefault(key, topic.id)
+            if at % 256 == 255:
+                yield None
         labels = labels.derive(put=taken.items())
+    yield None
+    relation_index = snapshot.relations.replaced(affected, relations)
+    yield None
     return KbSnapshot(
         index=index,
         topics=topics,
-        relations=snapshot.relations.replaced(affected, relations),
+        relations=relation_index,
         labels=labels,
         catalogue=build_kb_catalogue(topics, order=index.sorted_ids),
         built_at=snapshot.built_at,  # the age of the last full read of the store
     )
+
+
+async def sliced[T](steps: Steps[T], *, slice_s: float = SLICE_S) -> T:
+    """Run a step function on the event loop, letting other tasks in every `slice_s`.
+
+    Its Python slices run here, between turns: in a worker thread they would hold the
+    GIL against the loop for up to the switch interval each time the loop lets go of it.
+    Its numpy passes run in a worker thread (they release the GIL).
+    """
+    value: Any = None
+    mark = time.perf_counter()
+    while True:
+        try:
+            step = steps.send(value)
+        except StopIteration as done:
+            result: T = done.value
+            return result
+        if step is None:
+            value = None
+            if time.perf_counter() - mark >= slice_s:
+                await asyncio.sleep(0)
+                mark = time.perf_counter()
+        else:
+            value = await asyncio.to_thread(step)
+            mark = time.perf_counter()
 
 
 def _built(cache: IndexCache, topics: list[Topic], summaries: dict[str, str]) -> RetrievalIndex:
@@ -256,16 +305,18 @@ class KbCache:
         store = self._store
         changed = await store.topics.get_many(sorted(ids))
         relations = await store.relations.touching(ids)
-        found = await asyncio.gather(*(store.content.get(topic.id) for topic in changed))
+        found = await store.content.get_many([topic.id for topic in changed]) if changed else []
         summaries = {}
-        for topic, content in zip(changed, found, strict=True):
+        for content in found:
             text = content_text(content, limit=SUMMARY_CHARS)
             if text:
-                summaries[topic.id] = text
+                summaries[content.topic_id] = text
         removed = ids - {topic.id for topic in changed}
-        return await asyncio.to_thread(
-            updated_snapshot, snapshot, changed=changed, removed=removed,
-            relations=relations, summaries=summaries,
+        return await sliced(
+            updating_snapshot(
+                snapshot, changed=changed, removed=removed, relations=relations,
+                summaries=summaries,
+            )
         )  # fmt: skip
 
     async def get(self) -> KbSnapshot:

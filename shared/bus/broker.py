@@ -6,8 +6,6 @@ import asyncio
 import logging
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from faststream.exceptions import IncorrectState
@@ -17,6 +15,7 @@ from nats.errors import Error as NatsError
 from nats.js import JetStreamContext
 from nats.js.errors import APIError, NoStreamResponseError
 
+from shared.bus.auth import NatsAuth
 from shared.bus.envelope import Event
 from shared.bus.streams import stream_for_subject
 from shared.bus.subjects import ns_stream, ns_subject
@@ -44,18 +43,6 @@ def _pick_server(servers: list[Server], _info: dict[str, Any]) -> tuple[Server |
     # nats-py asks this before every reconnect attempt; the least-failed server goes first.
     server = min(servers, key=lambda s: s.reconnects)
     return server, reconnect_delay(server.reconnects)
-
-
-@dataclass(frozen=True)
-class NatsAuth:
-    """A client's NATS identity: its nkey seed file and the inbox prefix it may subscribe to."""
-
-    seed_file: Path
-    inbox_prefix: str = "_INBOX"
-
-    def options(self) -> dict[str, Any]:
-        """nats-py connect() keyword arguments."""
-        return {"nkeys_seed": str(self.seed_file), "inbox_prefix": self.inbox_prefix}
 
 
 def build_broker(

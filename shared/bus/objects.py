@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import base64
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from nats.errors import Error as NatsError
 from nats.errors import NoRespondersError
@@ -36,10 +36,8 @@ LEADERLESS_FOR_S = 15.0
 # What a clustered stream answers (or fails to) while it elects a leader after a node died.
 _LEADERLESS = (NatsTimeoutError, NoStreamResponseError, NoRespondersError, ServiceUnavailableError)
 
-T = TypeVar("T")
 
-
-async def _through_election(operation: Callable[[], Awaitable[T]], *, within: float) -> T:
+async def _through_election[T](operation: Callable[[], Awaitable[T]], *, within: float) -> T:
     """Run `operation`, repeating it while the stream is leaderless, for up to `within` s.
 
     Safe to repeat: a put writes its chunks under a fresh id each time and the old object

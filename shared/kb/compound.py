@@ -59,6 +59,10 @@ def _term_grams(terms: list[str], length: int) -> np.ndarray:
     return codes
 
 
+def _held(numbers: np.ndarray, live: np.ndarray | None) -> np.ndarray:
+    return numbers if live is None else numbers[live[numbers]]
+
+
 class _Postings:
     """An immutable multimap: integer key → term numbers (in insertion order), binary searched."""
 
@@ -74,6 +78,10 @@ class _Postings:
             first = np.zeros(0, dtype=np.int64)
         self._keys = keys[first]
         self._starts = np.r_[first, len(keys)].astype(np.int32)
+
+    def pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every (key, term number) entry, in order."""
+        return np.repeat(self._keys, np.diff(self._starts)), self._terms
 
     def _slot(self, key: int) -> int:
         slot = int(np.searchsorted(self._keys, key))
@@ -129,6 +137,24 @@ class _Segment:
             np.concatenate(prefix_keys or empty), np.concatenate(prefix_terms or empty)
         )
 
+    @classmethod
+    def merged(cls, first: _Segment, then: _Segment) -> _Segment:
+        """One segment over both ranges (`then` starts where `first` ends): numpy passes only.
+
+        Entries are put in the order a segment built over the whole range lists them
+        (shorter terms first, then by number) before the stable sort by key.
+        """
+        merged = object.__new__(cls)
+        merged.start, merged.end = first.start, then.end
+        merged.lengths = np.concatenate([first.lengths, then.lengths])
+        for name in ("grams", "prefixes"):
+            keys_a, terms_a = getattr(first, name).pairs()
+            keys_b, terms_b = getattr(then, name).pairs()
+            keys, terms = np.concatenate([keys_a, keys_b]), np.concatenate([terms_a, terms_b])
+            order = np.lexsort((terms, merged.lengths[terms - merged.start]))
+            setattr(merged, name, _Postings(keys[order], terms[order]))
+        return merged
+
     def length(self, numbers: np.ndarray) -> np.ndarray:
         found: np.ndarray = self.lengths[numbers - self.start]
         return found
@@ -154,14 +180,21 @@ class CompoundIndex:
         self._segments = _segments or (_Segment(terms, 0, len(terms)),)
 
     def extended(self, terms: VocabView) -> CompoundIndex:
-        """These lookups over a vocabulary grown from this one's (the same terms first)."""
-        base = self._segments[0]
-        if len(terms) == self._segments[-1].end:
+        """These lookups over a vocabulary grown from this one's (the same terms first).
+
+        Only the new terms are read as strings; merging them into the second segment, and
+        that into the base when it outgrows its share, are numpy passes (no GIL held).
+        """
+        base, last = self._segments[0], self._segments[-1]
+        if len(terms) == last.end:
             return CompoundIndex(terms, self._segments)
-        added = len(terms) - base.end
-        if added > max(MERGE_MIN_TERMS, MERGE_SHARE * base.end):
-            return CompoundIndex(terms)
-        return CompoundIndex(terms, (base, _Segment(terms, base.end, len(terms))))
+        new = _Segment(terms, last.end, len(terms))
+        if last is base:
+            return CompoundIndex(terms, (base, new))
+        added = _Segment.merged(last, new)
+        if added.end - added.start > max(MERGE_MIN_TERMS, MERGE_SHARE * base.end):
+            return CompoundIndex(terms, (_Segment.merged(base, added),))
+        return CompoundIndex(terms, (base, added))
 
     @property
     def nbytes(self) -> int:
@@ -184,8 +217,9 @@ class CompoundIndex:
             return ()
         terms = vocabulary = self._terms
         segments = self._segments
+        live = vocabulary.live  # after updates: terms no topic holds any more are skipped
         prefix = _gram_code(token[:STEM_CHARS])
-        starting = [(seg, seg.prefixes.get(prefix)) for seg in segments]
+        starting = [(seg, _held(seg.prefixes.get(prefix), live)) for seg in segments]
         found = set(self._first(starting, MAX_EXPANSIONS))
         # Terms containing the token: walk only its rarest gram's postings, then verify.
         codes = [_gram_code(token[i : i + STEM_CHARS]) for i in range(len(token) - STEM_CHARS + 1)]
@@ -194,7 +228,7 @@ class CompoundIndex:
             rarest = codes[int(np.argmin(sizes))]
             longer = []
             for seg in segments:
-                postings = seg.grams.get(rarest)
+                postings = _held(seg.grams.get(rarest), live)
                 longer.append((seg, postings[seg.length(postings) > len(token)]))
             contained = 0
             for number in self._first(longer, MAX_EXPANSIONS * _VERIFY_BUDGET):

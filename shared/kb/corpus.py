@@ -9,13 +9,14 @@ description and content summary. Every distinct word of the corpus is analysed o
 from __future__ import annotations
 
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import scipy.sparse as sp
 
-from shared.kb.analysis import Analyzer
+from shared.kb.analysis import Analyzer, Word
 from shared.kb.models import TopicLike
+from shared.kb.steps import Steps, run_steps
 from shared.kb.tokens import tokenize
 from shared.kb.vocab import Vocabulary
 
@@ -32,7 +33,14 @@ def topic_text(topic: TopicLike, summary: str) -> str:
 def count_words(
     topics: Sequence[TopicLike], summaries: Mapping[str, str]
 ) -> tuple[dict[str, int], sp.csr_array]:
-    """The corpus's distinct words (word → number) and the (topics × words) counts.
+    """The corpus's distinct words (word → number) and the (topics × words) counts."""
+    return run_steps(counting_words(topics, summaries))
+
+
+def counting_words(
+    topics: Sequence[TopicLike], summaries: Mapping[str, str]
+) -> Steps[tuple[dict[str, int], sp.csr_array]]:
+    """count_words in steps: one slice per topic (see shared.kb.steps).
 
     Topics are tokenised one at a time into compact arrays, so a large KB never holds
     every topic's token list at once.
@@ -44,6 +52,7 @@ def count_words(
         tokens = tokenize(topic_text(topic, str(summaries.get(topic.id) or "")))
         word_of.extend(words.setdefault(token, len(words)) for token in tokens)
         doc_of.extend(array("i", [number]) * len(tokens))
+        yield None
     counts = sp.csr_array(
         (
             np.ones(len(word_of), dtype=np.float32),
@@ -61,12 +70,28 @@ def term_matrix(
 
     New terms are appended to `vocabulary`; the matrix has a column for each of its terms.
     """
+    # One word at a time: a build does not hold every word's analysis at once.
+    return linked_terms((analyzer.analyse_uncached(token) for token in words), counts, vocabulary)
+
+
+def analysing(words: Iterable[str], analyzer: Analyzer) -> Steps[list[Word]]:
+    """Each word's analysis, one slice per word (it reads the analyzer, changes nothing shared)."""
+    found: list[Word] = []
+    for token in words:
+        found.append(analyzer.analyse_uncached(token))
+        yield None
+    return found
+
+
+def linked_terms(
+    analysed: Iterable[Word], counts: sp.csr_array, vocabulary: Vocabulary
+) -> tuple[sp.csc_array, list[int]]:
+    """term_matrix from the words' analyses, in the order of `counts`'s columns."""
     link_word = array("i")
     link_term = array("i")
     link_tf = array("f")
     split: list[int] = []
-    for word_number, token in enumerate(words):
-        word = analyzer.analyse_uncached(token)
+    for word_number, word in enumerate(analysed):
         stem = vocabulary.add(word.stem)
         if word.parts:
             split.append(stem)
@@ -82,6 +107,6 @@ def term_matrix(
             np.frombuffer(link_tf, dtype=np.float32),
             (np.frombuffer(link_word, dtype=np.int32), np.frombuffer(link_term, dtype=np.int32)),
         ),
-        shape=(len(words), len(vocabulary)),
+        shape=(counts.shape[1], len(vocabulary)),
     )
     return sp.csc_array(counts @ analysis), split

@@ -27,6 +27,13 @@ class Layered[K, V](Mapping[K, V]):
         self._changes: dict[K, V] = {}
         self._size = len(self._base)
 
+    @classmethod
+    def of(cls, base: dict[K, V]) -> Layered[K, V]:
+        """A mapping over this dict, taken as it is (the caller hands it over: no copy)."""
+        new = object.__new__(cls)
+        new._base, new._changes, new._size = base, {}, len(base)
+        return new
+
     def derive(self, *, put: Iterable[tuple[K, V]] = (), drop: Iterable[K] = ()) -> Layered[K, V]:
         """A new version with these entries set and those removed; this one is left as is."""
         base, changes, size = self._base, dict(self._changes), self._size

@@ -9,6 +9,7 @@ also says how much of the question it covers, which is what the relevance floor 
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 import threading
 from collections import Counter, OrderedDict
@@ -20,11 +21,12 @@ import numpy as np
 
 from shared.kb.analysis import Analyzer
 from shared.kb.compound import MAX_EXPANSIONS, CompoundIndex
-from shared.kb.corpus import count_words, term_matrix
+from shared.kb.corpus import analysing, count_words, counting_words, linked_terms, term_matrix
 from shared.kb.models import KbInputError, TopicLike, kb_hash, kb_hash_of_sorted
 from shared.kb.overlay import Layered
 from shared.kb.postings import Postings
 from shared.kb.scoring import TF_SCALE
+from shared.kb.steps import Steps, run_steps
 from shared.kb.tokens import content_words, tokenize
 from shared.kb.verbatim import Mentions
 from shared.kb.vocab import Vocabulary, VocabView
@@ -235,6 +237,18 @@ class RetrievalIndex:
         recomputed for the new KB. Words new to the KB are split against the KB's words,
         as questions are. This index stays as it is (searches on it may go on meanwhile).
         """
+        return run_steps(self.updating(changed=changed, removed=removed, summaries=summaries))
+
+    def updating(
+        self,
+        *,
+        changed: Iterable[TopicLike] = (),
+        removed: Iterable[str] = (),
+        summaries: Mapping[str, str] | None = None,
+    ) -> Steps[RetrievalIndex]:
+        """`updated` in steps (shared.kb.steps): Python slices of O(changed) work, and the
+        passes over the whole KB (postings, mentions, compound grams, compaction) as
+        numpy callables that a caller may run in a worker thread."""
         fresh = _check_topics(changed)
         summaries = _check_summaries(summaries)
         gone = [] if isinstance(removed, str) else list(removed)
@@ -245,14 +259,15 @@ class RetrievalIndex:
         dead = np.fromiter(
             (numbers[i] for i in dropped if i in numbers), dtype=np.int64, count=-1
         )  # fmt: skip
-        words, counts = count_words(fresh, summaries)
+        words, counts = yield from counting_words(fresh, summaries)
+        # Hashing the new words is brief; merging them into the KB's sorted hashes is numpy.
+        analyzer: Analyzer = yield lambda: self._analyzer.extended(words, self._vocab)
+        analysed = yield from analysing(words, analyzer)
         # Under the lineage's lock: terms that another update of an older index added
         # meanwhile keep their numbers and stay empty columns here.
         with self._lineage.lock:
-            analyzer = self._analyzer.extended(words, self._vocab)
-            matrix, split_terms = term_matrix(words, counts, analyzer, self._lineage)
+            matrix, split_terms = linked_terms(analysed, counts, self._lineage)
             vocab = self._lineage.view()
-        analyzer.forget(vocab)
         split = np.zeros(len(vocab), dtype=bool)
         split[: len(self._split)] = self._split
         split[split_terms] = True
@@ -262,16 +277,27 @@ class RetrievalIndex:
             drop=dropped, put=((topic.id, first + at) for at, topic in enumerate(fresh))
         )
         ordered, rank = self._reordered(dead, dropped, [topic.id for topic in fresh])
-        postings = self._postings.appended(dead, matrix, len(vocab))
-        mentions = self._mentions.appended(Mentions.of(fresh), first)
+        yield None
+        added = Mentions.of(fresh)
+        postings, mentions = yield lambda: (
+            self._postings.appended(dead, matrix, len(vocab)),
+            self._mentions.appended(added, first),
+        )
+        vocab = vocab.held(postings.df > 0)
+        analyzer.forget(vocab)
+        compound = yield lambda: self._compound.extended(vocab)
         dead_share = 1.0 - postings.n_alive / max(postings.n_docs, 1)
         if max(postings.delta_share, dead_share) > COMPACT_SHARE:
             # Fold the delta and drop the dead topics: renumbers every topic, so only once
-            # in a while (the updates since the last one paid for a share of the KB).
+            # in a while (the updates since the last one paid for a share of the KB). One
+            # pass over the KB, in numpy (and C-level list and dict builds of the ids).
             live = postings.alive
-            postings = postings.compacted()
-            mentions = mentions.spliced(live, Mentions.of(()))
-            ids = [i for i, kept in zip(ids, live.tolist(), strict=True) if kept]
+            postings, mentions = yield lambda: (
+                postings.compacted(),
+                mentions.spliced(live, Mentions.of(())),
+            )
+            ids = list(itertools.compress(ids, live.tolist()))
+            yield None
             numbers = position_of_ids(ids)
             rank = rank[live]
         return RetrievalIndex._assemble(
@@ -286,7 +312,7 @@ class RetrievalIndex:
             postings=postings,
             mentions=mentions,
             compound_weight=self._compound_weight,
-            compound=self._compound.extended(vocab),
+            compound=compound,
         )
 
     def _reordered(
@@ -499,7 +525,7 @@ class _QueryTerms:
 
 def position_of_ids(ids: list[str]) -> Layered[str, int]:
     """Topic id → topic number."""
-    return Layered({topic_id: at for at, topic_id in enumerate(ids)})
+    return Layered.of(dict(zip(ids, range(len(ids)), strict=True)))
 
 
 class IndexCache:

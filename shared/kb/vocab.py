@@ -12,6 +12,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 
+import numpy as np
+
 
 class Vocabulary:
     """Term → number, shared by an index and the indexes derived from it."""
@@ -48,21 +50,39 @@ class Vocabulary:
 class VocabView:
     """A read-only, fixed-size view of a Vocabulary (one index's terms)."""
 
-    __slots__ = ("_numbers", "_size", "_terms")
+    __slots__ = ("_live", "_numbers", "_size", "_terms")
 
     def __init__(self, vocabulary: Vocabulary, size: int) -> None:
         self._numbers = vocabulary._numbers
         self._terms = vocabulary._terms
         self._size = size
+        # Terms some topic of the index holds (None: all); an updated index hides the
+        # others (a removed topic's words), as a fresh build of its KB would not know them.
+        self._live: np.ndarray | None = None
+
+    def held(self, live: np.ndarray) -> VocabView:
+        """This view showing only the terms marked live (a bool per term)."""
+        view = object.__new__(VocabView)
+        view._numbers, view._terms, view._size = self._numbers, self._terms, self._size
+        if len(live) != self._size:
+            raise ValueError(f"live marks {len(live)} terms, the view holds {self._size}")
+        view._live = None if live.all() else live
+        return view
+
+    @property
+    def live(self) -> np.ndarray | None:
+        """Which term numbers a lookup may find (None: all of them)."""
+        return self._live
 
     def get(self, term: str, default: int | None = None) -> int | None:
         """The term's number, or `default` when this view does not hold it."""
         number = self._numbers.get(term)
-        return number if number is not None and number < self._size else default
+        if number is None or number >= self._size:
+            return default
+        return number if self._live is None or self._live[number] else default
 
     def __contains__(self, term: object) -> bool:
-        number = self._numbers.get(term) if isinstance(term, str) else None
-        return number is not None and number < self._size
+        return isinstance(term, str) and self.get(term) is not None
 
     def __len__(self) -> int:
         return self._size

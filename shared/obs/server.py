@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from shared.errors import ConfigError
+from shared.obs.http import Answer, serve_http
 from shared.obs.metrics import ObsMetrics
 from shared.obs.status import ServiceStatus, remove_status, write_status
 
@@ -46,7 +47,7 @@ class ObsServer:
         self.service, self.instance = service, instance
         self._metrics, self._probe, self._refresh = metrics, probe, refresh
         self._data_dir, self._host, self._port = data_dir, host, port
-        self._runner: web.AppRunner | None = None
+        self._server: asyncio.Server | None = None
         self._watch: asyncio.Task[None] | None = None
         self._started_at = datetime.now(UTC)
         self._last: tuple[bool, Checks] | None = None
@@ -55,22 +56,20 @@ class ObsServer:
 
     async def start(self) -> str:
         """Bind (port 0 = a free one), write the status file, watch readiness; returns the URL."""
-        app = web.Application()
-        app.router.add_get("/metrics", self._serve_metrics)
-        app.router.add_get("/healthz", self._serve_healthz)
-        app.router.add_get("/readyz", self._serve_readyz)
-        runner = web.AppRunner(app, access_log=None, handle_signals=False)
-        await runner.setup()
+        routes = {
+            "/metrics": self._serve_metrics,
+            "/healthz": self._serve_healthz,
+            "/readyz": self._serve_readyz,
+        }
         try:
-            await web.TCPSite(runner, self._host, self._port).start()
+            server = await serve_http(self._host, self._port, routes)
         except OSError as exc:
-            await runner.cleanup()
             raise ConfigError(
                 f"cannot serve metrics on {self._host}:{self._port} ({exc.strerror or exc}); "
                 "set R42_METRICS_PORT to a free port, or 0 to pick one"
             ) from None
-        self._runner = runner
-        host, port = runner.addresses[0][:2]
+        self._server = server
+        host, port = server.sockets[0].getsockname()[:2]
         shown = f"[{host}]" if ":" in host else host
         self.url = f"http://{shown}:{port}"
         await self._update()
@@ -85,9 +84,10 @@ class ObsServer:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._watch
             self._watch = None
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+            self._server = None
             remove_status(self._data_dir, self.instance, pid=os.getpid())
 
     async def check(self) -> tuple[bool, Checks]:
@@ -127,22 +127,23 @@ class ObsServer:
             except Exception:  # the status file is advisory; serving goes on
                 log.warning("cannot update the status file", exc_info=True)
 
-    async def _serve_metrics(self, request: web.Request) -> web.Response:
-        del request
+    async def _serve_metrics(self) -> Answer:
         if self._refresh is not None:
             try:
                 await asyncio.wait_for(self._refresh(), REFRESH_TIMEOUT_S)
             except Exception as exc:  # stale gauges beat a failed scrape
                 log.debug("metrics refresh failed: %s", type(exc).__name__)
-        body = generate_latest(self._metrics.registry)
-        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+        return 200, CONTENT_TYPE_LATEST, generate_latest(self._metrics.registry)
 
-    async def _serve_healthz(self, request: web.Request) -> web.Response:
-        del request  # answering at all means the event loop runs
-        return web.json_response({"status": "ok", "service": self.service})
+    async def _serve_healthz(self) -> Answer:
+        # Answering at all means the event loop runs.
+        return _json(200, {"status": "ok", "service": self.service})
 
-    async def _serve_readyz(self, request: web.Request) -> web.Response:
-        del request
+    async def _serve_readyz(self) -> Answer:
         ready, checks = await self.check()
         body = {"ready": ready, "service": self.service, "checks": checks}
-        return web.json_response(body, status=200 if ready else 503)
+        return _json(200 if ready else 503, body)
+
+
+def _json(status: int, body: dict[str, object]) -> Answer:
+    return status, "application/json; charset=utf-8", json.dumps(body).encode()

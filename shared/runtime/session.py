@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,7 +14,7 @@ from nats.aio.client import Client as NatsClient
 from nats.errors import Error as NatsError
 from nats.js.api import ObjectStoreConfig
 
-from shared.bus.broker import NatsAuth
+from shared.bus.auth import NatsAuth
 from shared.config import Settings, nats_servers, redact_url
 from shared.errors import BusError, ConfigError, R42Error
 from shared.runtime.nats_auth import (
@@ -166,6 +166,7 @@ class EmbeddedRuntime:
         store_url: str | None = None,
         cluster: int = 1,
         replicas: int = 1,
+        later: Collection[str] = (),
     ) -> None:
         self.data_dir = Path(data_dir).expanduser().resolve()
         from shared.runtime.nodes import check_cluster_size
@@ -175,6 +176,9 @@ class EmbeddedRuntime:
         if nats_url and cluster > 1:
             raise ConfigError("--cluster starts embedded nodes; it cannot be used with NATS_URL")
         self.services = replicate(services, replicas)
+        # A staged start: these services (by name) start once the others answer.
+        self.later = [s.instance for s in self.services if s.name in later]
+        self.first = [s.instance for s in self.services if s.name not in later]
         self.external_url = nats_url
         self.env = dict(os.environ if env is None else env)
         self.policy = policy
@@ -275,9 +279,16 @@ class EmbeddedRuntime:
             self.services, log_dir=self.logs_dir, env=env, policy=self.policy,
             on_event=self._on_event, service_env=service_env,
         )  # fmt: skip
-        await self.supervisor.start()
+        await self.supervisor.start(self.first)
         if self.nats is not None:
             self.nats.supervise()
+        self._save()
+
+    async def start_later(self) -> None:
+        """Start the later stage (no-op once stopping, or when everything runs already)."""
+        if self._stopping or self.supervisor is None:
+            return
+        await self.supervisor.start(self.later)
         self._save()
 
     def _authorization(self) -> str:
@@ -311,30 +322,36 @@ class EmbeddedRuntime:
             self.notes.append(f"NATS came back on new ports: {url}")
             self.state.nats_url = url
 
-    def readiness(self) -> dict[str, bool]:
+    def readiness(self, names: Sequence[str] | None = None) -> dict[str, bool]:
         """name → whether the service answers on the bus (see shared.runtime.readiness)."""
         from shared.runtime.readiness import ready_services
 
-        names = [spec.instance for spec in self.services]
+        names = [spec.instance for spec in self.services] if names is None else list(names)
         if self.nats is None or not self.nats.monitor_urls:
             return dict.fromkeys(names, True)  # external NATS: nothing of ours to ask
         pids = self.supervisor.pids if self.supervisor else {}
         ready = ready_services(self.nats.monitor_urls, self.users, names)
         return {name: ready[name] and name in pids for name in names}
 
-    async def wait_ready(self, *, timeout: float = 60.0) -> dict[str, bool]:  # noqa: ASYNC109
-        """Wait until every service is ready; raise naming the ones that are not."""
+    async def wait_ready(
+        self,
+        *,
+        timeout: float = 60.0,  # noqa: ASYNC109
+        names: Sequence[str] | None = None,
+    ) -> dict[str, bool]:
+        """Wait until these services (default: all) are ready; raise naming those that are not."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while True:
-            ready = await asyncio.to_thread(self.readiness)
+            ready = await asyncio.to_thread(self.readiness, names)
             if self.state is not None:
-                self.state.ready = ready
+                # Every instance keeps an entry: one of a later stage reads False until it answers.
+                self.state.ready = {**self.state.ready, **ready}
                 self._save()
             if all(ready.values()):
                 return ready
             gave_up = [e.service for e in (self.supervisor.events if self.supervisor else [])
-                       if e.kind == "gave_up"]  # fmt: skip
+                       if e.kind == "gave_up" and e.service in ready]  # fmt: skip
             if gave_up or loop.time() > deadline:
                 late = sorted(n for n, ok in ready.items() if not ok)
                 why = f"{', '.join(late)} did not become ready"
@@ -372,6 +389,7 @@ class EmbeddedRuntime:
             return
         self._refresh_nodes()
         self.state.services = self.supervisor.pids
+        self.state.pending = self.supervisor.pending
         nats = self.nats.restarts if self.nats else {}
         self.state.restarts = {**self.supervisor.restarts, **nats}
         try:

@@ -51,6 +51,9 @@ class RuntimeState(BaseModel):
     services: dict[str, int] = Field(default_factory=dict, description="name → live child pid")
     restarts: dict[str, int] = Field(default_factory=dict, description="name → restarts so far")
     ready: dict[str, bool] = Field(default_factory=dict, description="name → answered readiness")
+    pending: list[str] = Field(
+        default_factory=list, description="Instances of a staged start not started yet"
+    )
     logs_dir: str | None = None
     nats_auth: bool = Field(default=False, description="The embedded server requires nkey users")
     users_dir: str | None = None

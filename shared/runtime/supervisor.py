@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -250,10 +250,26 @@ class Supervisor:
         """The log file an instance's stdout and stderr go to."""
         return self.log_dir / f"{name}.log"
 
-    async def start(self) -> None:
-        """Start every child and its restart loop; returns once all are spawned."""
+    @property
+    def pending(self) -> list[str]:
+        """Instances not started yet (a staged start brings them up later), in spec order."""
+        return [name for name, c in self._children.items() if c.task is None]
+
+    async def start(self, instances: Collection[str] | None = None) -> None:
+        """Start these children (default: every one not started) and their restart loops.
+
+        Returns once they are spawned. After `stop` it starts nothing: a staged start
+        interrupted by Ctrl-C must not bring up its later stage behind the stop.
+        """
+        unknown = set(instances or ()) - set(self._children)
+        if unknown:
+            raise ConfigError(f"unknown service instances: {sorted(unknown)}")
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        for child in self._children.values():
+        for name, child in self._children.items():
+            if child.task is not None or (instances is not None and name not in instances):
+                continue
+            if self._stopping.is_set():
+                return
             spawned = asyncio.get_running_loop().create_future()
             child.task = asyncio.create_task(self._run(child, spawned), name=child.spec.instance)
             await spawned

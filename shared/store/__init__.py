@@ -19,139 +19,208 @@ write as the change; `provenance.retract` and `provenance.unasserted` find what 
 asserts; `curation` marks admin-set fields; `apply_kb_changes(..., undo=UndoLabel(...))`
 logs a before-image that `undo_changes(batch)` turns back into a change.
 Audit: `audit` keeps every admin action and every refused attempt.
+
+Names load on first use (PEP 562): importing one module (`shared.store.models_telemetry`)
+must not pull in every model and protocol.
 """
 
-from shared.store._common import describe_validation, iso_week, normalise_question_key, utcnow
-from shared.store.factory import open_store, redact_url
-from shared.store.fence import Fence, LeaseLostError
-from shared.store.kb_file import (
-    ImportPlan,
-    ImportRejectedError,
-    KbStats,
-    RowProblem,
-    export_kb,
-    import_kb,
-    kb_stats,
-    plan_import,
-    read_kb_file,
-)
-from shared.store.leases import HeldLease, LockBusyError, hold_lock
-from shared.store.models import (
-    LEARNING_RELEVANCES,
-    RELATION_TYPES,
-    SOURCE_STATUSES,
-    TOPIC_TYPES,
-    Assertion,
-    ChunkMark,
-    HandbookSyncState,
-    KbChangeResult,
-    KbChanges,
-    LearningRelevance,
-    Relation,
-    RelationKey,
-    RelationType,
-    Source,
-    SourceStatus,
-    Suggestion,
-    SuggestionStatus,
-    Topic,
-    TopicCounts,
-    TopicMetadata,
-    TopicType,
-)
-from shared.store.models_audit import AUDIT_SURFACES, AuditEntry, AuditSurface
-from shared.store.models_learning import (
-    CONTENT_KINDS,
-    THREAD_MAX_MESSAGES,
-    AnswerResult,
-    AttemptAnswer,
-    CallAggregate,
-    Content,
-    ContentKind,
-    CurriculumEntry,
-    Difficulty,
-    LeaderboardEntry,
-    LlmCall,
-    QuizAttempt,
-    QuizBank,
-    QuizQuestion,
-    Score,
-    ThreadMessage,
-)
-from shared.store.models_pending import HeldChunk, PendingRelation
-from shared.store.models_provenance import (
-    CURATED_FIELDS,
-    ChangeBatch,
-    CuratedField,
-    CurationMark,
-    Retraction,
-    Unasserted,
-    UndoLabel,
-    undo_changes,
-)
-from shared.store.models_records import ConversationRef, HandbookTree, HeldChange
-from shared.store.models_state import (
-    PROPOSAL_STATUSES,
-    TURN_RETENTION,
-    ChatProposal,
-    ChatTurn,
-    CustomTopic,
-    DecidedStatus,
-    FeedbackRate,
-    FeedbackValue,
-    FeedbackVote,
-    Flag,
-    IdempotencyRecord,
-    Lease,
-    MergeProgress,
-    ProposalStatus,
-    TurnContent,
-    UploadMessage,
-)
-from shared.store.models_telemetry import LLMCallRecord
-from shared.store.models_tombstones import Tombstone
-from shared.store.protocols import (
-    ContentRepository,
-    CurriculumRepository,
-    HandbookSyncRepository,
-    LlmCallRepository,
-    QuizAttemptRepository,
-    QuizBankRepository,
-    RelationRepository,
-    ScoreRepository,
-    SourceRepository,
-    SourceTextRepository,
-    Store,
-    SuggestionRepository,
-    ThreadRepository,
-    TopicRepository,
-)
-from shared.store.protocols_audit import AuditRepository
-from shared.store.protocols_pending import PendingMergeRepository
-from shared.store.protocols_provenance import (
-    ChangeLogRepository,
-    CurationRepository,
-    ProvenanceRepository,
-)
-from shared.store.protocols_records import (
-    ConversationRefRepository,
-    CurrentSourceRepository,
-    HandbookTreeRepository,
-    HeldChangeRepository,
-    KbVersionRepository,
-)
-from shared.store.protocols_state import (
-    CustomTopicRepository,
-    FeedbackRepository,
-    FlagRepository,
-    IdempotencyRepository,
-    LockRepository,
-    MergeProgressRepository,
-    ProposalRepository,
-    TurnRepository,
-    UploadMessageRepository,
-)
-from shared.store.protocols_tombstones import TombstoneRepository
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from shared.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from shared.store._common import describe_validation, iso_week, normalise_question_key, utcnow
+    from shared.store.factory import open_store, redact_url
+    from shared.store.fence import Fence, LeaseLostError
+    from shared.store.kb_file import (
+        ImportPlan,
+        ImportRejectedError,
+        KbStats,
+        RowProblem,
+        export_kb,
+        import_kb,
+        kb_stats,
+        plan_import,
+        read_kb_file,
+    )
+    from shared.store.leases import HeldLease, LockBusyError, hold_lock
+    from shared.store.models import (
+        LEARNING_RELEVANCES,
+        RELATION_TYPES,
+        SOURCE_STATUSES,
+        TOPIC_TYPES,
+        Assertion,
+        ChunkMark,
+        HandbookSyncState,
+        KbChangeResult,
+        KbChanges,
+        LearningRelevance,
+        Relation,
+        RelationKey,
+        RelationType,
+        Source,
+        SourceStatus,
+        Suggestion,
+        SuggestionStatus,
+        Topic,
+        TopicCounts,
+        TopicMetadata,
+        TopicType,
+    )
+    from shared.store.models_audit import AUDIT_SURFACES, AuditEntry, AuditSurface
+    from shared.store.models_learning import (
+        CONTENT_KINDS,
+        THREAD_MAX_MESSAGES,
+        AnswerResult,
+        AttemptAnswer,
+        CallAggregate,
+        Content,
+        ContentKind,
+        CurriculumEntry,
+        Difficulty,
+        LeaderboardEntry,
+        LlmCall,
+        QuizAttempt,
+        QuizBank,
+        QuizQuestion,
+        Score,
+        ThreadMessage,
+    )
+    from shared.store.models_pending import HeldChunk, PendingRelation
+    from shared.store.models_provenance import (
+        CURATED_FIELDS,
+        ChangeBatch,
+        CuratedField,
+        CurationMark,
+        Retraction,
+        Unasserted,
+        UndoLabel,
+        undo_changes,
+    )
+    from shared.store.models_records import ConversationRef, HandbookTree, HeldChange
+    from shared.store.models_state import (
+        PROPOSAL_STATUSES,
+        TURN_RETENTION,
+        ChatProposal,
+        ChatTurn,
+        CustomTopic,
+        DecidedStatus,
+        FeedbackRate,
+        FeedbackValue,
+        FeedbackVote,
+        Flag,
+        IdempotencyRecord,
+        Lease,
+        MergeProgress,
+        ProposalStatus,
+        TurnContent,
+        UploadMessage,
+    )
+    from shared.store.models_telemetry import LLMCallRecord
+    from shared.store.models_tombstones import Tombstone
+    from shared.store.protocols import (
+        ContentRepository,
+        CurriculumRepository,
+        HandbookSyncRepository,
+        LlmCallRepository,
+        QuizAttemptRepository,
+        QuizBankRepository,
+        RelationRepository,
+        ScoreRepository,
+        SourceRepository,
+        SourceTextRepository,
+        Store,
+        SuggestionRepository,
+        ThreadRepository,
+        TopicRepository,
+    )
+    from shared.store.protocols_audit import AuditRepository
+    from shared.store.protocols_pending import PendingMergeRepository
+    from shared.store.protocols_provenance import (
+        ChangeLogRepository,
+        CurationRepository,
+        ProvenanceRepository,
+    )
+    from shared.store.protocols_records import (
+        ConversationRefRepository,
+        CurrentSourceRepository,
+        HandbookTreeRepository,
+        HeldChangeRepository,
+        KbVersionRepository,
+    )
+    from shared.store.protocols_state import (
+        CustomTopicRepository,
+        FeedbackRepository,
+        FlagRepository,
+        IdempotencyRepository,
+        LockRepository,
+        MergeProgressRepository,
+        ProposalRepository,
+        TurnRepository,
+        UploadMessageRepository,
+    )
+    from shared.store.protocols_tombstones import TombstoneRepository
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "shared.store._common": ("describe_validation", "iso_week", "normalise_question_key", "utcnow"),
+    "shared.store.factory": ("open_store", "redact_url"),
+    "shared.store.fence": ("Fence", "LeaseLostError"),
+    "shared.store.kb_file": (
+        "ImportPlan", "ImportRejectedError", "KbStats", "RowProblem", "export_kb", "import_kb",
+        "kb_stats", "plan_import", "read_kb_file",
+    ),
+    "shared.store.leases": ("HeldLease", "LockBusyError", "hold_lock"),
+    "shared.store.models": (
+        "LEARNING_RELEVANCES", "RELATION_TYPES", "SOURCE_STATUSES", "TOPIC_TYPES", "Assertion",
+        "ChunkMark", "HandbookSyncState", "KbChangeResult", "KbChanges", "LearningRelevance",
+        "Relation", "RelationKey", "RelationType", "Source", "SourceStatus", "Suggestion",
+        "SuggestionStatus", "Topic", "TopicCounts", "TopicMetadata", "TopicType",
+    ),
+    "shared.store.models_audit": ("AUDIT_SURFACES", "AuditEntry", "AuditSurface"),
+    "shared.store.models_learning": (
+        "CONTENT_KINDS", "THREAD_MAX_MESSAGES", "AnswerResult", "AttemptAnswer", "CallAggregate",
+        "Content", "ContentKind", "CurriculumEntry", "Difficulty", "LeaderboardEntry", "LlmCall",
+        "QuizAttempt", "QuizBank", "QuizQuestion", "Score", "ThreadMessage",
+    ),
+    "shared.store.models_pending": ("HeldChunk", "PendingRelation"),
+    "shared.store.models_provenance": (
+        "CURATED_FIELDS", "ChangeBatch", "CuratedField", "CurationMark", "Retraction", "Unasserted",
+        "UndoLabel", "undo_changes",
+    ),
+    "shared.store.models_records": ("ConversationRef", "HandbookTree", "HeldChange"),
+    "shared.store.models_state": (
+        "PROPOSAL_STATUSES", "TURN_RETENTION", "ChatProposal", "ChatTurn", "CustomTopic",
+        "DecidedStatus", "FeedbackRate", "FeedbackValue", "FeedbackVote", "Flag",
+        "IdempotencyRecord", "Lease", "MergeProgress", "ProposalStatus", "TurnContent",
+        "UploadMessage",
+    ),
+    "shared.store.models_telemetry": ("LLMCallRecord",),
+    "shared.store.models_tombstones": ("Tombstone",),
+    "shared.store.protocols": (
+        "ContentRepository", "CurriculumRepository", "HandbookSyncRepository", "LlmCallRepository",
+        "QuizAttemptRepository", "QuizBankRepository", "RelationRepository", "ScoreRepository",
+        "SourceRepository", "SourceTextRepository", "Store", "SuggestionRepository",
+        "ThreadRepository", "TopicRepository",
+    ),
+    "shared.store.protocols_audit": ("AuditRepository",),
+    "shared.store.protocols_pending": ("PendingMergeRepository",),
+    "shared.store.protocols_provenance": (
+        "ChangeLogRepository", "CurationRepository", "ProvenanceRepository",
+    ),
+    "shared.store.protocols_records": (
+        "ConversationRefRepository", "CurrentSourceRepository", "HandbookTreeRepository",
+        "HeldChangeRepository", "KbVersionRepository",
+    ),
+    "shared.store.protocols_state": (
+        "CustomTopicRepository", "FeedbackRepository", "FlagRepository", "IdempotencyRepository",
+        "LockRepository", "MergeProgressRepository", "ProposalRepository", "TurnRepository",
+        "UploadMessageRepository",
+    ),
+    "shared.store.protocols_tombstones": ("TombstoneRepository",),
+}  # fmt: skip
+_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 
 __all__ = [
     "AUDIT_SURFACES",
@@ -280,3 +349,6 @@ __all__ = [
     "undo_changes",
     "utcnow",
 ]
+
+
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, __all__)

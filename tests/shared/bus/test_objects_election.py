@@ -46,7 +46,7 @@ async def test_a_put_during_an_election_is_repeated_until_a_leader_answers() -> 
 
 async def test_a_put_that_stays_leaderless_is_reported_after_the_window() -> None:
     bucket = _Bucket(fails=100, error=NatsTimeoutError())
-    with pytest.raises(BusError, match="storing object 'handbook.md' in r42-sources"):
+    with pytest.raises(BusError, match=r"storing object 'handbook\.md' in r42-sources"):
         await put_source_object(_Connection(bucket), "handbook.md", b"x", leaderless_for=0.6)
     assert 2 <= bucket.puts <= 4
 

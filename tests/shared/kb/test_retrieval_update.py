@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from shared.errors import BadInputError
@@ -76,7 +78,6 @@ def test_removing_everything_and_unknown_ids() -> None:
 
 
 def test_a_chain_of_updates_keeps_ids_sorted_and_ties_broken_by_id() -> None:
-    import random
 
     rng = random.Random(7)
     index = RetrievalIndex.build(BASE)
@@ -115,3 +116,60 @@ def test_indexes_hold_no_reference_cycles() -> None:
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+WORDS = (
+    "pensioen regeling pensioenregeling partner partnerpensioen verlof ouderschapsverlof "
+    "fiets fietsregeling lease leaseauto kosten declaratie declaratieproces thuiswerk "
+    "thuiswerkvergoeding vergoeding reis reiskosten budget team laptop zonnepanelen"
+).split()
+
+
+def _random_topic(rng: random.Random, topic_id: str) -> KbTopic:
+    label = " ".join(rng.sample(WORDS, rng.randint(1, 2))).capitalize()
+    return _topic(topic_id, label, " ".join(rng.choices(WORDS, k=rng.randint(2, 20))))
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_random_updates_answer_like_a_fresh_build(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Random adds, changes and removals, through the delta segment and compactions, the
+    # compound segments' merges and folds, the word hashes' merges and terms no topic holds
+    # any more. How a compound splits depends on the words the KB uses on their own when
+    # it is indexed (see the first test): an anchor topic keeps every word in the KB, and
+    # new words are ones no build splits, so here the answers must be the same, scores too.
+    from shared.kb import analysis, compound, retrieval
+
+    monkeypatch.setattr(retrieval, "COMPACT_SHARE", 0.2)
+    monkeypatch.setattr(compound, "MERGE_MIN_TERMS", 4)
+    monkeypatch.setattr(analysis, "MERGE_MIN_WORDS", 4)
+    rng = random.Random(seed)
+    alive = {f"t{i}": _random_topic(rng, f"t{i}") for i in range(40)}
+    anchor = _topic("anker", "Anker", " ".join(WORDS))
+    index = RetrievalIndex.build([anchor, *alive.values()])
+    compactions = 0
+    for step in range(20):
+        gone = rng.sample(sorted(alive), k=rng.randint(0, 3))
+        fresh = [_random_topic(rng, rng.choice([*alive, f"n{step}-{j}"])) for j in range(4)]
+        fresh = list({t.id: t for t in fresh if t.id not in gone}.values())
+        if rng.random() < 0.3:  # words the KB never had: new terms and compounds
+            fresh.append(_topic(f"w{step}", f"Nieuwwoord{step}", f"zonnepanelen{step} regeling"))
+        n_base = index._postings.n_base
+        index = index.updated(changed=fresh, removed=gone)
+        compactions += index._postings.n_base != n_base
+        for topic_id in gone:
+            alive.pop(topic_id)
+        alive.update((t.id, t) for t in fresh)
+        rebuilt = RetrievalIndex.build([anchor, *alive.values()])
+        assert index.fingerprint == rebuilt.fingerprint
+        assert list(index.sorted_ids) == sorted([anchor.id, *alive]) == sorted(index.topic_ids)
+        for query in (*rng.sample(WORDS, 4), f"nieuwwoord{step}", "t3", "leaseauto kosten"):
+            mine, theirs = index.search(query, k=50), rebuilt.search(query, k=50)
+            assert [(h.topic_id, h.verbatim, h.supported) for h in mine] == [
+                (h.topic_id, h.verbatim, h.supported) for h in theirs
+            ], (step, query)
+            for a, b in zip(mine, theirs, strict=True):
+                assert a.score == pytest.approx(b.score, rel=1e-5), (step, query)
+                assert a.coverage == pytest.approx(b.coverage, abs=1e-6), (step, query)
+    assert compactions >= 2

@@ -182,3 +182,26 @@ def test_children_die_with_a_killed_supervisor(tmp_path: Path) -> None:
         boss.kill()
         boss.wait()
     wait_until(lambda: gone(kid), timeout=15, what="orphaned kid to die")
+
+
+async def test_a_staged_start_spawns_each_stage_and_nothing_after_stop(tmp_path: Path) -> None:
+    specs = [ServiceSpec("first", "r42kid"), ServiceSpec("later", "r42kid")]
+    sup, _ = _supervisor(tmp_path, specs)
+    kids = tmp_path / "kids"
+    with pytest.raises(ConfigError, match="unknown service instances"):
+        await sup.start(["nope"])
+    await sup.start(["first"])
+    try:
+        assert list(sup.pids) == ["first"] and sup.pending == ["later"]
+        await sup.start()  # the rest: `first` is not started twice
+        assert list(sup.pids) == ["first", "later"] and sup.pending == []
+        await await_until(lambda: len(kid_pids(kids, "later")) == 1, what="later kid up")
+        assert len(kid_pids(kids, "first")) == 1
+    finally:
+        await sup.stop()
+    stopped, _ = _supervisor(tmp_path / "again", specs)
+    await stopped.start(["first"])
+    await stopped.stop()
+    await stopped.start()  # after a stop (Ctrl-C mid-start) the later stage stays down
+    assert stopped.pids == {} and stopped.pending == ["later"]
+    assert kid_pids(tmp_path / "again" / "kids", "later") == []
