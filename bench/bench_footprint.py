@@ -109,10 +109,11 @@ async def first_answer(data: Path, started: float, deadline: float) -> float:
 def all_ready(data: Path) -> bool:
     """Whether every service `r42 up` runs has a status file saying ready."""
     try:
-        names = list(json.loads((data / "runtime.json").read_text())["services"])
+        state = json.loads((data / "runtime.json").read_text())
+        names = list(state["services"])
     except (OSError, ValueError, KeyError):
         return False
-    if not names:
+    if not names or state.get("pending"):  # a staged start has not started everything yet
         return False
     for name in names:
         path = data / "run" / f"{name}.json"

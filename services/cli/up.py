@@ -19,7 +19,7 @@ from shared.config import Settings, build_settings, describe_settings_error
 from shared.errors import R42Error
 from shared.runtime.launch import defer_imports
 from shared.runtime.nodes import check_cluster_size
-from shared.runtime.supervisor import ServiceSpec, SupervisorEvent, replicate
+from shared.runtime.supervisor import RestartPolicy, ServiceSpec, SupervisorEvent, replicate
 
 if TYPE_CHECKING:
     from services.registry import ConsoleRun
@@ -187,6 +187,7 @@ async def _after_ready(
 async def serve(
     *, settings: Settings, services: tuple[ServiceSpec, ...], console: bool, out: Console,
     err: Console, cluster: int = 1, replicas: int = 1, later: frozenset[str] = LATER,
+    policy: RestartPolicy | None = None,
 ) -> int:  # fmt: skip
     """Start everything, wait for Ctrl-C / SIGTERM (or the console to end), stop everything.
 
@@ -199,7 +200,7 @@ async def serve(
     runtime = EmbeddedRuntime(
         data_dir=settings.data_dir, services=services, nats_url=settings.nats_url,
         on_event=_Reporter(err), store_url=settings.store_url, cluster=cluster,
-        replicas=replicas, later=later,
+        replicas=replicas, later=later, policy=policy,
     )  # fmt: skip
     signals = 0
 

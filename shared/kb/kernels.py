@@ -1,11 +1,17 @@
-"""Compiled query kernels: BM25 over a query's postings, top-k, and query-term coverage.
+"""Compiled query kernel: BM25 over a query's postings with exact pruning, top-k, coverage.
 
 A query touches thousands of postings; in numpy each step is a pass over all of them and
 a call with fixed overhead, in Python a loop per posting. numba compiles these loops to
-machine code (as bm25s does for its fast backend): one pass accumulates scores and
-remembers the topics it touched, a small insertion buffer keeps the best k. Compiled
-once per machine (`cache=True`) and run without the GIL, so searches in worker threads
-run in parallel with the event loop.
+machine code (as bm25s does for its fast backend), and one call does a whole search: a
+numba call costs microseconds per array it returns, so results go into buffers the caller
+keeps. Compiled once per machine (`cache=True`) and run without the GIL, so searches in
+worker threads run in parallel with the event loop.
+
+Pruning (term-at-a-time with a "continue" phase, after Moffat & Zobel): terms come
+strongest first; once the best a topic could still gain from the remaining terms is below
+the k-th best score so far, no untouched topic can reach the top k, and the remaining
+terms are only looked up (binary search) for the few topics that still can. Scores add up
+term by term in the given order either way, so the result equals the full pass bit for bit.
 """
 
 from __future__ import annotations
@@ -18,89 +24,16 @@ from numba import njit
 
 from shared.kb.scoring import K1, TF_SCALE
 
+# A contribution is term_weight * (K1 + 1) * tf / (tf + norm) with norm > 0, so below
+# term_weight * (K1 + 1); the margin keeps the bound safe from rounding.
+_BOUND_MARGIN = 1.0 + 1e-6
+_FREE_CHECKS = 64  # topics per k a check may pass over before the budget applies
+_LOOKUP_COST = 6  # postings a full pass reads for the price of one galloping step
+
 
 def _compiled[F: Callable[..., Any]](fn: F) -> F:
     """`fn` compiled by numba, keeping its signature for the type checker."""
     return cast(F, njit(cache=True, nogil=True)(fn))
-
-
-@_compiled
-def score_top(
-    indptr: np.ndarray,
-    docs: np.ndarray,
-    tf2: np.ndarray,
-    idf: np.ndarray,
-    norm: np.ndarray,
-    cols: np.ndarray,
-    weights: np.ndarray,
-    rank: np.ndarray,
-    named: np.ndarray,
-    k: int,
-    scores: np.ndarray,
-    touched: np.ndarray,
-    delta_indptr: np.ndarray,
-    delta_docs: np.ndarray,
-    delta_tf2: np.ndarray,
-    alive: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(top-k topics, their scores, the scores of the `named` topics), ties broken by rank.
-
-    Named topics (mentioned verbatim) are scored but kept out of the top k: they are
-    listed first anyway. `scores` (float64) and `touched` (int64), one slot per topic,
-    are scratch space the caller keeps: `scores` must be all zeros and is left so. Each
-    term's base postings are added before its delta postings; dead topics never rank.
-    """
-    n_touched = 0
-    for slot in range(cols.shape[0]):
-        col = cols[slot]
-        term_weight = weights[slot] * idf[col]
-        for at in range(indptr[col], indptr[col + 1]):
-            doc = docs[at]
-            tf = tf2[at] / TF_SCALE
-            if scores[doc] == 0.0:
-                touched[n_touched] = doc
-                n_touched += 1
-            scores[doc] += term_weight * tf * (K1 + 1.0) / (tf + norm[doc])
-        for at in range(delta_indptr[col], delta_indptr[col + 1]):
-            doc = delta_docs[at]
-            tf = delta_tf2[at] / TF_SCALE
-            if scores[doc] == 0.0:
-                touched[n_touched] = doc
-                n_touched += 1
-            scores[doc] += term_weight * tf * (K1 + 1.0) / (tf + norm[doc])
-    named_scores = np.zeros(named.shape[0], dtype=np.float64)
-    for i in range(named.shape[0]):
-        named_scores[i] = scores[named[i]]
-        scores[named[i]] = 0.0
-    best = np.full(k, -1, dtype=np.int64)
-    best_scores = np.zeros(k, dtype=np.float64)
-    size = 0
-    for i in range(n_touched):
-        doc = touched[i]
-        score = scores[doc]
-        scores[doc] = 0.0
-        if score <= 0.0 or not alive[doc]:
-            continue
-        if size == k:
-            last = best[k - 1]
-            if score < best_scores[k - 1] or (
-                score == best_scores[k - 1] and rank[doc] > rank[last]
-            ):
-                continue
-        at = size if size < k else k - 1
-        while at > 0 and (
-            best_scores[at - 1] < score
-            or (best_scores[at - 1] == score and rank[best[at - 1]] > rank[doc])
-        ):
-            if at < k:
-                best[at] = best[at - 1]
-                best_scores[at] = best_scores[at - 1]
-            at -= 1
-        best[at] = doc
-        best_scores[at] = score
-        if size < k:
-            size += 1
-    return best[:size], best_scores[:size], named_scores
 
 
 @_compiled
@@ -120,27 +53,249 @@ def _find(indptr: np.ndarray, docs: np.ndarray, tf2: np.ndarray, col: int, doc: 
 
 
 @_compiled
-def coverage(
-    indptr: np.ndarray,
-    docs: np.ndarray,
-    tf2: np.ndarray,
-    top: np.ndarray,
-    link_concept: np.ndarray,
-    link_col: np.ndarray,
-    link_factor: np.ndarray,
-    concept_weight: np.ndarray,
-    delta_indptr: np.ndarray,
-    delta_docs: np.ndarray,
-    delta_tf2: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per top topic: the weighted share of query concepts it contains (best link each),
-    how many concepts it contains, and the highest doubled term frequency among them."""
+def _walk(
+    indptr: np.ndarray, docs: np.ndarray, tf2: np.ndarray, col: int, candidates: np.ndarray,
+    n: int, scores: np.ndarray, norm: np.ndarray, term_weight: float,
+) -> int:  # fmt: skip
+    """Adds a term's contribution to the candidates[:n] (ascending) it holds; returns the
+    postings probed. Galloping search from the last place: cost ~ n log(postings / n)."""
+    at, end = indptr[col], indptr[col + 1]
+    probed = 0
+    for i in range(n):
+        if at >= end:
+            break
+        doc = candidates[i]
+        if docs[at] < doc:
+            low, step = at, 1
+            high = at + 1
+            while high < end and docs[high] < doc:
+                low = high
+                step *= 2
+                high = low + step
+                probed += 1
+            high = min(high, end)
+            at = low + 1
+            while at < high:
+                mid = (at + high) // 2
+                probed += 1
+                if docs[mid] < doc:
+                    at = mid + 1
+                else:
+                    high = mid
+        probed += 1
+        if at < end and docs[at] == doc:
+            tf = tf2[at] / TF_SCALE
+            scores[doc] += term_weight * tf * (K1 + 1.0) / (tf + norm[doc])
+    return probed
+
+
+@_compiled
+def _kth_best(
+    scores: np.ndarray, candidates: np.ndarray, n: int, alive: np.ndarray,
+    named: np.ndarray, k: int, best: np.ndarray,
+) -> float:  # fmt: skip
+    """The k-th highest score among candidates[:n] that are live and not named (0 if fewer)."""
+    size = 0
+    for i in range(n):
+        doc = candidates[i]
+        score = scores[doc]
+        if not alive[doc] or named[doc]:
+            continue
+        if size == k and score <= best[k - 1]:
+            continue
+        at = size if size < k else k - 1
+        while at > 0 and best[at - 1] < score:
+            best[at] = best[at - 1]
+            at -= 1
+        best[at] = score
+        if size < k:
+            size += 1
+    return best[k - 1] if size == k else 0.0
+
+
+@_compiled
+def _able(
+    scores: np.ndarray, candidates: np.ndarray, n: int, alive: np.ndarray, floor: float
+) -> int:
+    """How many of candidates[:n] are live with a score of at least `floor`."""
+    count = 0
+    for i in range(n):
+        doc = candidates[i]
+        if alive[doc] and scores[doc] >= floor:
+            count += 1
+    return count
+
+
+@_compiled
+def search(
+    indptr: np.ndarray, docs: np.ndarray, tf2: np.ndarray, idf: np.ndarray, norm: np.ndarray,
+    delta_indptr: np.ndarray, delta_docs: np.ndarray, delta_tf2: np.ndarray,
+    alive: np.ndarray, cols: np.ndarray, weights: np.ndarray, link_concept: np.ndarray,
+    link_factor: np.ndarray, concept_weight: np.ndarray, rank: np.ndarray,
+    named_docs: np.ndarray, k: int, scores: np.ndarray, touched: np.ndarray,
+    named: np.ndarray, out: np.ndarray, out_named: np.ndarray,
+) -> int:  # fmt: skip
+    """One query: fills `out` and `out_named`, returns how many topics `out` holds.
+
+    `out` (float64, 6 × k) gets per top topic its number, score, coverage share, concepts
+    matched, highest tf2, and in out[5, 0] the postings read; `out_named` the scores of
+    `named_docs` (mentioned verbatim: scored but kept out of the top k, they are listed
+    first anyway). Ties break by rank; dead topics never rank. Scratch space the caller
+    keeps, one slot per topic: `scores` (all zeros, left so), `touched` (one slot more),
+    `named` (all False, left so). Each term's base postings are added before its delta postings.
+    """
+    n_slots = cols.shape[0]
+    remaining = np.zeros(n_slots + 1, dtype=np.float64)  # bound of slots i..end
+    lengths = np.zeros(n_slots + 1, dtype=np.int64)  # postings of slots i..end
+    for slot in range(n_slots - 1, -1, -1):
+        col = cols[slot]
+        bound = weights[slot] * idf[col] * (K1 + 1.0) * _BOUND_MARGIN
+        remaining[slot] = remaining[slot + 1] + bound
+        lengths[slot] = (
+            lengths[slot + 1] + indptr[col + 1] - indptr[col]
+            + delta_indptr[col + 1] - delta_indptr[col]
+        )  # fmt: skip
+    for i in range(named_docs.shape[0]):
+        named[named_docs[i]] = True
+    best = np.zeros(k, dtype=np.float64)
+    n_touched = 0
+    read = 0
+    slot = 0
+    theta = 0.0  # the k-th best score at the last check
+    gate = np.inf  # the bound left must fall below this before the next check
+    spent = 0  # topics passed over by checks
+    while slot < n_slots:
+        col = cols[slot]
+        term_weight = weights[slot] * idf[col]
+        for at in range(indptr[col], indptr[col + 1]):
+            doc = docs[at]
+            tf = tf2[at] / TF_SCALE
+            score = scores[doc]
+            touched[n_touched] = doc  # kept only if new: no branch to mispredict
+            n_touched += score == 0.0
+            scores[doc] = score + term_weight * tf * (K1 + 1.0) / (tf + norm[doc])
+        for at in range(delta_indptr[col], delta_indptr[col + 1]):
+            doc = delta_docs[at]
+            tf = delta_tf2[at] / TF_SCALE
+            score = scores[doc]
+            touched[n_touched] = doc  # kept only if new: no branch to mispredict
+            n_touched += score == 0.0
+            scores[doc] = score + term_weight * tf * (K1 + 1.0) / (tf + norm[doc])
+        read += lengths[slot] - lengths[slot + 1]
+        slot += 1
+        # A check passes over the touched topics: worth it only while the postings left
+        # outweigh that pass, and (past a few small ones) at most half of what was read.
+        # A failed check says when the next one can pass: once the bound left is near the
+        # k-th best score it found (which only grows), or, when too many topics could
+        # still climb, well below it.
+        if (
+            slot < n_slots and remaining[slot] < gate and lengths[slot] > n_touched
+            and 2 * (spent + n_touched) <= read + _FREE_CHECKS * k
+        ):  # fmt: skip
+            spent += n_touched
+            theta = _kth_best(scores, touched, n_touched, alive, named, k, best)
+            if remaining[slot] >= theta:
+                gate = 2.0 * theta if theta > 0.0 else np.inf
+                continue
+            able = _able(scores, touched, n_touched, alive, theta - remaining[slot])
+            if able * (n_slots - slot) * _LOOKUP_COST < lengths[slot]:
+                break
+            gate = remaining[slot] * 0.6
+    n_candidates = n_touched
+    if slot < n_slots:
+        # Continue phase: keep the topics that can still reach the k-th best score, in
+        # topic order, and walk each remaining term's postings along them.
+        n_candidates = 0
+        for i in range(n_touched):
+            doc = touched[i]
+            if named[doc] or (alive[doc] and scores[doc] + remaining[slot] >= theta):
+                touched[n_candidates] = doc
+                n_candidates += 1
+            else:
+                scores[doc] = 0.0
+        for i in range(named_docs.shape[0]):  # a named topic the strong terms missed
+            doc = named_docs[i]
+            if scores[doc] == 0.0:
+                touched[n_candidates] = doc
+                n_candidates += 1
+        touched[:n_candidates].sort()
+        while slot < n_slots:
+            col = cols[slot]
+            term_weight = weights[slot] * idf[col]
+            read += _walk(indptr, docs, tf2, col, touched, n_candidates, scores, norm, term_weight)
+            read += _walk(
+                delta_indptr, delta_docs, delta_tf2, col, touched, n_candidates, scores, norm,
+                term_weight,
+            )  # fmt: skip
+            slot += 1
+            if slot < n_slots and n_candidates > k:
+                theta = _kth_best(scores, touched, n_candidates, alive, named, k, best)
+                kept = 0
+                for i in range(n_candidates):
+                    doc = touched[i]
+                    if named[doc] or (alive[doc] and scores[doc] + remaining[slot] >= theta):
+                        touched[kept] = doc
+                        kept += 1
+                    else:
+                        scores[doc] = 0.0
+                n_candidates = kept
+    for i in range(named_docs.shape[0]):
+        doc = named_docs[i]
+        out_named[i] = scores[doc]
+        scores[doc] = 0.0
+        named[doc] = False
+    top = np.full(k, -1, dtype=np.int64)
+    top_scores = np.zeros(k, dtype=np.float64)
+    size = 0
+    for i in range(n_candidates):
+        doc = touched[i]
+        score = scores[doc]
+        scores[doc] = 0.0
+        if score <= 0.0 or not alive[doc]:
+            continue
+        if size == k:
+            last = top[k - 1]
+            if score < top_scores[k - 1] or (score == top_scores[k - 1] and rank[doc] > rank[last]):
+                continue
+        at = size if size < k else k - 1
+        while at > 0 and (
+            top_scores[at - 1] < score
+            or (top_scores[at - 1] == score and rank[top[at - 1]] > rank[doc])
+        ):
+            if at < k:
+                top[at] = top[at - 1]
+                top_scores[at] = top_scores[at - 1]
+            at -= 1
+        top[at] = doc
+        top_scores[at] = score
+        if size < k:
+            size += 1
+    _coverage(
+        indptr, docs, tf2, delta_indptr, delta_docs, delta_tf2, top, size,
+        link_concept, cols, link_factor, concept_weight, out,
+    )  # fmt: skip
+    for j in range(size):
+        out[0, j] = top[j]
+        out[1, j] = top_scores[j]
+    out[5, 0] = read
+    return size
+
+
+@_compiled
+def _coverage(
+    indptr: np.ndarray, docs: np.ndarray, tf2: np.ndarray, delta_indptr: np.ndarray,
+    delta_docs: np.ndarray, delta_tf2: np.ndarray, top: np.ndarray, size: int,
+    link_concept: np.ndarray, link_col: np.ndarray, link_factor: np.ndarray,
+    concept_weight: np.ndarray, out: np.ndarray,
+) -> None:  # fmt: skip
+    """Per top topic into out[2:5]: the weighted share of query concepts it contains (best
+    link each), how many concepts it contains, the highest doubled term frequency among them."""
     n_concepts = concept_weight.shape[0]
-    best = np.zeros((n_concepts, top.shape[0]), dtype=np.float64)
-    most = np.zeros(top.shape[0], dtype=np.int64)
+    best = np.zeros((n_concepts, size), dtype=np.float64)
+    most = np.zeros(size, dtype=np.int64)
     for link in range(link_col.shape[0]):
         col = link_col[link]
-        for j in range(top.shape[0]):
+        for j in range(size):
             tf = _find(indptr, docs, tf2, col, top[j])
             if tf < 0:
                 tf = _find(delta_indptr, delta_docs, delta_tf2, col, top[j])
@@ -153,15 +308,13 @@ def coverage(
     total = 0.0
     for concept in range(n_concepts):
         total += concept_weight[concept]
-    shares = np.zeros(top.shape[0], dtype=np.float64)
-    matched = np.zeros(top.shape[0], dtype=np.int64)
-    for j in range(top.shape[0]):
+    for j in range(size):
+        share = 0.0
+        matched = 0
         for concept in range(n_concepts):
             if best[concept, j] > 0.0:
-                matched[j] += 1
-            shares[j] += concept_weight[concept] * best[concept, j]
-        if total > 0.0:
-            shares[j] /= total
-        else:
-            shares[j] = 0.0
-    return shares, matched, most
+                matched += 1
+            share += concept_weight[concept] * best[concept, j]
+        out[2, j] = share / total if total > 0.0 else 0.0
+        out[3, j] = matched
+        out[4, j] = most[j]

@@ -123,20 +123,16 @@ class Postings:
         """The idf of a word no topic uses (as rare as a one-topic word)."""
         return float(np.log1p((max(self.n_alive, 1) - 0.5) / 1.5))
 
-    def top(
-        self, cols: np.ndarray, weights: np.ndarray, rank: np.ndarray, named: np.ndarray, k: int
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(best k live topics, their scores, the named topics' scores); named ones not in the k."""
-        return scoring.score_top(self, (cols, weights), rank, named, k)
-
-    def coverage(
+    def search(
         self,
-        top: np.ndarray,
-        links: tuple[np.ndarray, np.ndarray, np.ndarray],
+        links: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
         concept_weight: np.ndarray,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per top topic: concept-weight share, concepts matched, highest tf2 (see kernels)."""
-        return scoring.coverage(self, top, links, concept_weight)
+        rank: np.ndarray,
+        named: np.ndarray,
+        k: int,
+    ) -> scoring.Ranked:
+        """Best k live topics for weighted term links, their coverage; named ones not in the k."""
+        return scoring.search(self, links, concept_weight, rank, named, k)
 
     def appended(
         self, dead: np.ndarray, added: sp.csc_array | sp.csc_matrix, n_terms: int

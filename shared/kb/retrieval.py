@@ -21,7 +21,7 @@ import numpy as np
 
 from shared.kb.analysis import Analyzer
 from shared.kb.compound import MAX_EXPANSIONS, CompoundIndex
-from shared.kb.corpus import analysing, count_words, counting_words, linked_terms, term_matrix
+from shared.kb.corpus import analysing, count_words, counting_words, linking, term_matrix
 from shared.kb.models import KbInputError, TopicLike, kb_hash, kb_hash_of_sorted
 from shared.kb.overlay import Layered
 from shared.kb.postings import Postings
@@ -50,6 +50,7 @@ MIN_COVERAGE = 0.30  # chosen on evals/retrieval (bench_retrieval_quality prints
 # One question word found in a topic is evidence only when the topic is about that word:
 # it occurs there at least twice (a label is indexed twice), not once in passing.
 PROMINENT_TF = 2.0
+_NO_TOPICS = np.zeros(0, dtype=np.int64)
 
 
 class Hit(NamedTuple):
@@ -200,6 +201,7 @@ class RetrievalIndex:
         mentions: Mentions,
         compound_weight: float,
         compound: CompoundIndex | None,
+        fingerprint: str | None = None,
     ) -> RetrievalIndex:
         self = object.__new__(cls)
         self._compound_weight = compound_weight
@@ -209,7 +211,7 @@ class RetrievalIndex:
         # whatever the build order; the sorted list also gives the KB hash without a sort.
         self._sorted = ordered
         self._rank = rank
-        self._fingerprint = kb_hash_of_sorted(ordered)
+        self._fingerprint = kb_hash_of_sorted(ordered) if fingerprint is None else fingerprint
         self._analyzer = analyzer
         self._lineage = lineage
         self._vocab = vocab
@@ -263,11 +265,9 @@ class RetrievalIndex:
         # Hashing the new words is brief; merging them into the KB's sorted hashes is numpy.
         analyzer: Analyzer = yield lambda: self._analyzer.extended(words, self._vocab)
         analysed = yield from analysing(words, analyzer)
-        # Under the lineage's lock: terms that another update of an older index added
-        # meanwhile keep their numbers and stay empty columns here.
-        with self._lineage.lock:
-            matrix, split_terms = linked_terms(analysed, counts, self._lineage)
-            vocab = self._lineage.view()
+        # Terms that another update of an older index added meanwhile keep their numbers
+        # and stay empty columns here.
+        matrix, split_terms, vocab = yield from linking(analysed, counts, self._lineage)
         split = np.zeros(len(vocab), dtype=bool)
         split[: len(self._split)] = self._split
         split[split_terms] = True
@@ -278,7 +278,7 @@ class RetrievalIndex:
         )
         ordered, rank = self._reordered(dead, dropped, [topic.id for topic in fresh])
         yield None
-        added = Mentions.of(fresh)
+        added = yield from Mentions.collecting(fresh)
         postings, mentions = yield lambda: (
             self._postings.appended(dead, matrix, len(vocab)),
             self._mentions.appended(added, first),
@@ -300,7 +300,10 @@ class RetrievalIndex:
             yield None
             numbers = position_of_ids(ids)
             rank = rank[live]
+        yield None
+        fingerprint: str = yield lambda: kb_hash_of_sorted(ordered)  # hashlib frees the GIL
         return RetrievalIndex._assemble(
+            fingerprint=fingerprint,
             ids=ids,
             numbers=numbers,
             ordered=ordered,
@@ -327,19 +330,30 @@ class RetrievalIndex:
         dropped_ranks = np.sort(self._rank[dead])
         dense = self._rank[keep].astype(np.int64)
         dense -= np.searchsorted(dropped_ranks, dense)
-        ordered = list(self._sorted)
+        old = self._sorted
+        gone_at = []
         for topic_id in dropped:
-            at = bisect.bisect_left(ordered, topic_id)
-            if at < len(ordered) and ordered[at] == topic_id:
-                del ordered[at]
+            at = bisect.bisect_left(old, topic_id)
+            if at < len(old) and old[at] == topic_id:
+                gone_at.append(at)
         new_sorted = sorted(added)
-        places = np.fromiter(
-            (bisect.bisect_left(ordered, i) for i in new_sorted), dtype=np.int64,
-            count=len(new_sorted),
-        )  # fmt: skip
+        insert_at = [bisect.bisect_left(old, i) for i in new_sorted]
+        # One pass of slice copies (in C), not an insert or delete (a move of n) per id.
+        ordered: list[str] = []
+        copied = 0
+        edits = sorted([*((at, 0, i) for at, i in zip(insert_at, new_sorted, strict=True)),
+                        *((at, 1, "") for at in gone_at)])  # fmt: skip
+        for at, kind, topic_id in edits:
+            ordered.extend(old[copied:at])
+            if kind:
+                copied = at + 1
+            else:
+                copied = at
+                ordered.append(topic_id)
+        ordered.extend(old[copied:])
+        places = np.asarray(insert_at, dtype=np.int64)
+        places -= np.searchsorted(np.sort(np.asarray(gone_at, dtype=np.int64)), places)
         new_rank = places + np.arange(len(new_sorted), dtype=np.int64)
-        for at, topic_id in zip(new_rank.tolist(), new_sorted, strict=True):
-            ordered.insert(at, topic_id)
         rank = np.zeros(len(keep) + len(added), dtype=np.int32)
         rank[: len(keep)][keep] = dense + np.searchsorted(places, dense, side="right")
         where = dict(zip(new_sorted, new_rank.tolist(), strict=True))
@@ -381,7 +395,7 @@ class RetrievalIndex:
     def query_weights(self, query: str) -> dict[str, float]:
         """The weighted terms a query is scored with (for diagnostics and tests)."""
         found: dict[str, float] = {}
-        query_terms = self._query(query)
+        query_terms = self._query(tokenize(query[:MAX_QUERY_CHARS]))
         for col, weight in zip(
             query_terms.cols.tolist(), query_terms.weights.tolist(), strict=True
         ):
@@ -437,32 +451,36 @@ class RetrievalIndex:
             weight = self._postings.unknown_idf()
         return tuple(reached), tuple(reached.values()), weight
 
-    def _query(self, query: str, tokens: list[str] | None = None) -> _QueryTerms:
+    def _query(self, tokens: list[str]) -> _QueryTerms:
         """A query's term links: each word's reached terms, weighted by its repetition."""
         cols: list[int] = []
         factors: list[float] = []
         weights: list[float] = []
         concept: list[int] = []
         concept_weight: list[float] = []
-        known: list[bool] = []
-        if tokens is None:
-            tokens = tokenize(query)
+        unknown: list[int] = []  # words the KB never uses
+        cap = 0.0  # the highest weight of a word it does use
         for number, (token, count) in enumerate(Counter(tokens).items()):
             reached, reached_factors, weight = self._reached(token)
-            tf = 1.0 + math.log(count)
-            cols.extend(reached)
-            factors.extend(reached_factors)
-            weights.extend(factor * tf for factor in reached_factors)
-            concept.extend([number] * len(reached))
-            concept_weight.append(weight * tf)
-            known.append(bool(reached))
+            cols += reached
+            factors += reached_factors
+            if count == 1:
+                weights += reached_factors
+            else:
+                tf = 1.0 + math.log(count)
+                weights += [factor * tf for factor in reached_factors]
+                weight *= tf
+            concept += [number] * len(reached)
+            concept_weight.append(weight)
+            if reached:
+                cap = max(cap, weight)
+            else:
+                unknown.append(number)
         # A word the KB never uses counts as much as the question's most specific KB word,
         # not more: in a small KB every shared word is common and would drown otherwise.
-        if any(known):
-            cap = max(w for w, k in zip(concept_weight, known, strict=True) if k)
-            concept_weight = [
-                w if k else min(w, cap) for w, k in zip(concept_weight, known, strict=True)
-            ]
+        if unknown and cols:
+            for number in unknown:
+                concept_weight[number] = min(concept_weight[number], cap)
         return _QueryTerms(
             np.array(cols, dtype=np.int64),
             np.array(weights, dtype=np.float64),
@@ -477,38 +495,39 @@ class RetrievalIndex:
             raise KbInputError(f"a search query must be a string, got {type(query).__name__}")
         if not isinstance(k, int) or isinstance(k, bool) or k < 1:
             raise KbInputError(f"k must be a positive integer, got {k!r}")
-        query = query[:MAX_QUERY_CHARS]
-        alive = self._postings.alive
-        words = tokenize(query, keep_stopwords=True)
-        named = np.fromiter(
-            sorted(d for d in self._mentions.find_words(tuple(words)) if alive[d]),
-            dtype=np.int64,
-        )
-        terms = self._query(query, content_words(words))
+        words = tokenize(query[:MAX_QUERY_CHARS], keep_stopwords=True)
+        mentioned = self._mentions.find_words(tuple(words))
+        if mentioned:
+            alive = self._postings.alive
+            named = np.array(sorted(d for d in mentioned if alive[d]), dtype=np.int64)
+        else:
+            named = _NO_TOPICS
+        terms = self._query(content_words(words))
         want = max(k - len(named), 0)
-        top, scores, named_scores = self._postings.top(
-            terms.cols, terms.weights, self._rank, named, max(want, 1)
-        )
+        ranked = self._postings.search(
+            (terms.cols, terms.weights, terms.concept, terms.factors), terms.concept_weight,
+            self._rank, named, max(want, 1),
+        )  # fmt: skip
         ids = self._ids
-        order = np.lexsort((self._rank[named], -named_scores))
-        hits = [
-            Hit(ids[d], s, True)
-            for d, s in zip(named[order].tolist(), named_scores[order].tolist(), strict=True)
-        ]
-        if not want or not len(top):
+        hits: list[Hit] = []
+        if len(named):
+            rank = self._rank
+            listed = sorted(
+                zip(named.tolist(), ranked.named_scores, strict=True),
+                key=lambda pair: (-pair[1], rank[pair[0]]),
+            )
+            hits = [Hit(ids[d], s, True) for d, s in listed]
+        if not want or not ranked.docs:
             return hits
-        coverage, matched, most = self._postings.coverage(
-            top, (terms.concept, terms.cols, terms.factors), terms.concept_weight
-        )
         one_word = len(terms.concept_weight) == 1
         prominent = PROMINENT_TF * TF_SCALE
-        hits.extend(
+        hits += [
             Hit(ids[d], s, False, c, one_word or n >= 2 or tf2 >= prominent)
             for d, s, c, n, tf2 in zip(
-                top.tolist(), scores.tolist(), coverage.tolist(), matched.tolist(),
-                most.tolist(), strict=True,
+                ranked.docs, ranked.scores, ranked.coverage, ranked.matched, ranked.most,
+                strict=True,
             )
-        )  # fmt: skip
+        ]  # fmt: skip
         return hits
 
 

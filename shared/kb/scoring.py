@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -23,6 +23,20 @@ TF_SCALE = 2.0
 NUMBA_MIN_TOPICS = 2000
 
 _scratch = threading.local()
+_NO_DOCS = np.zeros(0, dtype=np.int64)
+_NO_SCORES = np.zeros(0, dtype=np.float64)
+
+
+class Ranked(NamedTuple):
+    """One query's outcome: the top topics, their scores and coverage; the named ones' scores."""
+
+    docs: list[int]  # topic numbers, best first
+    scores: list[float]
+    coverage: list[float]  # share of the query's concept weight each top topic holds
+    matched: list[int]  # query concepts each top topic holds
+    most: list[int]  # highest tf2 among the query's terms in each top topic
+    named_scores: list[float]  # per named topic, in the order given
+    read: int  # postings read (plus lookups of the compiled path's continue phase)
 
 
 def compiled() -> ModuleType:
@@ -32,32 +46,61 @@ def compiled() -> ModuleType:
     return kernels
 
 
-def _buffers(n_docs: int) -> tuple[np.ndarray, np.ndarray]:
-    """This thread's zeroed score buffer and touched-topics buffer, at least n_docs long."""
+def _buffers(n_docs: int, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """This thread's scratch: zeroed scores, touched topics, cleared named flags, the output."""
     scores: np.ndarray | None = getattr(_scratch, "scores", None)
     if scores is None or len(scores) < n_docs:
         size = max(n_docs, 1024)
         _scratch.scores = scores = np.zeros(size, dtype=np.float64)
-        _scratch.touched = np.empty(size, dtype=np.int64)
-    touched: np.ndarray = _scratch.touched
-    return scores, touched
+        _scratch.touched = np.empty(size + 1, dtype=np.int64)  # the kernel writes one ahead
+        _scratch.named = np.zeros(size, dtype=bool)
+    out: np.ndarray | None = getattr(_scratch, "out", None)
+    if out is None or out.shape[1] < k:
+        _scratch.out = out = np.zeros((6, max(k, 16)), dtype=np.float64)
+    return scores, _scratch.touched, _scratch.named, out
 
 
-def score_top(
-    postings: Postings, query: tuple[np.ndarray, np.ndarray], rank: np.ndarray,
-    named: np.ndarray, k: int,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
-    """(top-k live topics, their scores, the named topics' scores); see kernels.score_top."""
-    cols, weights = query
-    p = postings
+def search(
+    p: Postings, links: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    concept_weight: np.ndarray, rank: np.ndarray, named: np.ndarray, k: int,
+) -> Ranked:  # fmt: skip
+    """BM25 top-k of live topics for weighted term links (col, weight, concept, factor),
+    and how much of the query each covers; `named` topics are scored but not ranked.
+
+    Links are scored strongest first (weight × idf), on both paths: the compiled one
+    prunes in that order, and the numpy one adds in the same order to give the same sums.
+    """
+    cols, weights, concept, factors = links
+    if len(cols) > 1:
+        order = np.argsort(-(weights * p.idf[cols]), kind="stable")
+        cols, weights = cols[order], weights[order]
+        concept, factors = concept[order], factors[order]
     if p.n_docs >= NUMBA_MIN_TOPICS:
-        scores, touched = _buffers(p.n_docs)
-        result: tuple[np.ndarray, np.ndarray, np.ndarray] = compiled().score_top(
-            p.indptr, p.docs, p.tf2, p.idf, p.norm, cols, weights, rank, named, k,
-            scores, touched, *p.delta, p.alive,
+        scores, touched, flags, out = _buffers(p.n_docs, k)
+        named_out = np.empty(len(named), dtype=np.float64) if len(named) else _NO_SCORES
+        d_indptr, d_docs, d_tf2 = p.delta
+        size = compiled().search(
+            p.indptr, p.docs, p.tf2, p.idf, p.norm, d_indptr, d_docs, d_tf2, p.alive,
+            cols, weights, concept, factors, concept_weight, rank, named, k,
+            scores, touched, flags, out, named_out,
         )  # fmt: skip
-        return result
-    return score_top_numpy(p, cols, weights, rank, named, k)
+        rows = out[:, :size].tolist()
+        return Ranked(
+            [int(d) for d in rows[0]], rows[1], rows[2], [int(n) for n in rows[3]],
+            [int(t) for t in rows[4]], named_out.tolist(), int(out[5, 0]),
+        )  # fmt: skip
+    top, top_scores, named_scores = score_top_numpy(p, cols, weights, rank, named, k)
+    if len(top):
+        segments = ((p.indptr, p.docs, p.tf2), p.delta)
+        share, matched, most = coverage_numpy(segments, top, concept, cols, factors, concept_weight)
+    else:
+        share = matched = most = _NO_DOCS
+    d_indptr = p.delta[0]
+    read = int((p.indptr[cols + 1] - p.indptr[cols] + d_indptr[cols + 1] - d_indptr[cols]).sum())
+    return Ranked(
+        top.tolist(), top_scores.tolist(), share.tolist(), matched.tolist(), most.tolist(),
+        named_scores.tolist(), read,
+    )  # fmt: skip
 
 
 def _gathered(
@@ -114,23 +157,6 @@ def score_top_numpy(
     order = np.lexsort((rank[candidates], -scores[candidates]))[:k]
     best = candidates[order].astype(np.int64)
     return best, scores[best], named_scores
-
-
-def coverage(
-    p: Postings,
-    top: np.ndarray,
-    links: tuple[np.ndarray, np.ndarray, np.ndarray],
-    concept_weight: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per top topic: concept-weight share, concepts matched, highest tf2 (see kernels)."""
-    concept, col, factor = links
-    if p.n_docs >= NUMBA_MIN_TOPICS:
-        result: tuple[np.ndarray, np.ndarray, np.ndarray] = compiled().coverage(
-            p.indptr, p.docs, p.tf2, top, concept, col, factor, concept_weight, *p.delta
-        )
-        return result
-    segments = ((p.indptr, p.docs, p.tf2), p.delta)
-    return coverage_numpy(segments, top, concept, col, factor, concept_weight)
 
 
 def _found(

@@ -82,10 +82,10 @@ def test_identical_hits_on_a_random_kb_with_ties(monkeypatch: pytest.MonkeyPatch
 def test_the_score_buffer_is_left_zeroed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(scoring, "NUMBA_MIN_TOPICS", 0)
     index = RetrievalIndex.build(_random_kb(random.Random(5), 300))
-    for query in ("pensioen verlof", "fiets", "Lease fiets"):
+    for query in ("pensioen verlof", "fiets", "Lease fiets", "t-3 fiets lease kosten t-9"):
         index.search(query)
-    buffer, _ = scoring._buffers(300)
-    assert not np.any(buffer)
+    scores, _, named, _ = scoring._buffers(300, 10)
+    assert not np.any(scores) and not np.any(named)
 
 
 def test_a_small_kb_never_imports_numba() -> None:
@@ -126,3 +126,32 @@ def test_an_update_in_the_delta_answers_exactly_as_compacted(
     assert plain == fast
     assert "t-40" not in {h.topic_id for q in questions for h in delta.search(q)}
     assert sorted(delta.topic_ids) == sorted(compact.topic_ids) == list(delta.sorted_ids)
+
+
+def test_pruning_reads_less_and_ranks_exactly_as_the_full_pass(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from shared.kb.tokens import content_words, tokenize
+
+    rng = random.Random(21)
+    topics = _random_kb(rng, 1500)
+    for i, topic in enumerate(topics):  # a word every topic uses, and one that 30 use
+        rare = " kwartaalrapport" * (1 + i % 3) if i % 50 == 0 else ""
+        topics[i] = KbTopic(topic.id, topic.label, topic.type, f"{topic.description} team{rare}")
+    index = RetrievalIndex.build(topics)
+    questions = [
+        "kwartaalrapport team",
+        "kwartaalrapport van het team fiets",
+        "team kwartaalrapport",
+    ]
+    plain, fast = _both(index, questions, monkeypatch)
+    assert plain == fast  # ids, scores, coverage and support, bit for bit
+    assert all(len(hits) >= 10 for hits in fast)
+    monkeypatch.setattr(scoring, "NUMBA_MIN_TOPICS", 0)
+    p = index._postings
+    for question in questions:
+        terms = index._query(content_words(tokenize(question)))
+        links = (terms.cols, terms.weights, terms.concept, terms.factors)
+        ranked = p.search(links, terms.concept_weight, index._rank, np.zeros(0, np.int64), 10)
+        full = int((p.indptr[terms.cols + 1] - p.indptr[terms.cols]).sum())
+        assert ranked.read < full / 4, (question, ranked.read, full)
