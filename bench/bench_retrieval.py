@@ -13,6 +13,7 @@ for a missed goal.
 
 from __future__ import annotations
 
+import functools
 import gc
 import itertools
 import os
@@ -207,6 +208,14 @@ def tfidf_engine(topics: list[KbTopic]) -> tuple[object, Callable[[str], list[st
     return (vectorizer, transposed), search
 
 
+def _engine(
+    builder: Callable[[list[KbTopic]], tuple[object, Callable[[str], object]]],
+    topics: list[KbTopic],
+) -> object:
+    """What an engine keeps once built (its search function aside)."""
+    return builder(topics)[0]
+
+
 def timed(search: Callable[[str], object], queries: list[str]) -> list[float]:
     """Seconds per query, one pass."""
     samples = []
@@ -269,8 +278,9 @@ def run(n_topics: int) -> bool:
         tokens.append(context.token_estimate)
     del built
     gc.collect()
-    traced = {name: retained_mb(lambda b=b: b(topics)[0])[1] for name, b in builders.items()}
-    rss = {name: rss_delta_mb(lambda b=b: b(topics)[0]) for name, b in builders.items()}
+    engines = {name: functools.partial(_engine, b, topics) for name, b in builders.items()}
+    traced = {name: retained_mb(engine)[1] for name, engine in engines.items()}
+    rss = {name: rss_delta_mb(engine) for name, engine in engines.items()}
     c50, c95 = percentiles(context_t)
     print(f"\n{n_topics:,} topics, {len(queries)} queries x {REPEATS} repeats (medians); "
           f"R42 vocabulary {index.vocabulary_size:,}")  # fmt: skip
