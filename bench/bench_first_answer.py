@@ -1,13 +1,15 @@
 """First answer of a newcomer: `r42 up` on a terminal, the README's question typed at the prompt.
 
-Run: python bench/bench_first_answer.py [--runs 3]
+Run: python bench/bench_first_answer.py [--runs 3] [--against CHECKOUT]
 Each run starts `r42 up` on a pseudo-terminal (the console, as `make up` opens it) on a fresh
 data dir with the offline LLM, types the README's question the moment the prompt shows, and
 times the answer (its "Bronnen:" line) from the spawn, from the "up" banner and from the prompt.
 The same question asked again at once is the baseline: a warm turn on the same stack, so the
 ratio says what the first answer costs beyond a normal one. Also prints whether the console said
 the sample handbook was still being read, and when that ingest finished (from the store).
-Goals: ≤ 2.5 s after start (issue 19), ≤ 3 s after the prompt (issue 20).
+Goals: ≤ 2.5 s after start (issue 19), ≤ 3 s after the prompt (issue 20). With `--against`
+another checkout (its own `.venv`, e.g. a worktree of main) runs alternately in the same
+rounds, and its medians and the ratios to it are printed.
 """
 
 from __future__ import annotations
@@ -109,14 +111,14 @@ def _ingest_done(db: Path) -> bool:
     return bool(rows) and all(r[0] in ("completed", "failed") for r in rows)
 
 
-def one_run() -> RunFigures:
+def one_run(r42_bin: Path | None = None) -> RunFigures:
     with tempfile.TemporaryDirectory(prefix="r42-first-answer-") as tmp:
         data = Path(tmp) / "data"
         drop = ("R42_", "SLACK_", "ANTHROPIC_", "NATS_", "TEAMS_")
         env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
         env.update(R42_DATA_DIR=str(data), R42_LLM="offline", COLUMNS="100", LINES="40",
                    TERM="xterm-256color")  # fmt: skip
-        r42 = str(Path(sys.executable).parent / "r42")
+        r42 = str(r42_bin or Path(sys.executable).parent / "r42")
         started = time.perf_counter()
         term = Pty([r42, "up"], env, tmp)
         done_at: list[float] = []
@@ -151,9 +153,18 @@ def one_run() -> RunFigures:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--against", type=Path, help="a baseline checkout with its own .venv")
     args = parser.parse_args()
+    base_r42 = args.against / ".venv" / "bin" / "r42" if args.against else None
+    if base_r42 is not None and not base_r42.exists():
+        parser.error(f"{base_r42} does not exist (run `make .venv/.installed` there)")
     load = os.getloadavg()
-    runs = [one_run() for _ in range(args.runs)]
+    runs: list[RunFigures] = []
+    base: list[RunFigures] = []
+    for _ in range(args.runs):  # alternately, so both see the same load
+        if base_r42 is not None:
+            base.append(one_run(base_r42))
+        runs.append(one_run())
 
     def med(values: list[float]) -> float:
         return statistics.median(values)
@@ -181,6 +192,15 @@ def main() -> None:
               f"{r.answer_s:.2f} s ({r.after_prompt:.2f} s after the prompt), warm "
               f"{r.warm_s:.2f} s; said the handbook was still being read: "
               f"{'yes' if r.said_reading else 'no'}; sample handbook read by {done}")  # fmt: skip
+    if base:
+        base_first = med([r.answer_s for r in base])
+        base_prompt = med([r.prompt_s for r in base])
+        print(f"  baseline {args.against} (same rounds): prompt {base_prompt:.2f} s, first answer "
+              f"{base_first:.2f} s after start (runs: "
+              f"{', '.join(f'{r.answer_s:.2f}' for r in base)} s)")  # fmt: skip
+        prompt = med([r.prompt_s for r in runs])
+        print(f"  this / baseline: prompt {prompt / base_prompt:.2f}, "
+              f"first answer {first / base_first:.2f}")  # fmt: skip
 
 
 if __name__ == "__main__":

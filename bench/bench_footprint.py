@@ -1,13 +1,15 @@
 """Footprint of `r42 up`: total RSS of its process tree and the time to the first answer.
 
-Run: python bench/bench_footprint.py [--runs 3] [--settle 8]
+Run: python bench/bench_footprint.py [--runs 3] [--settle 8] [--against CHECKOUT]
 Each run starts `r42 up --no-console` on a fresh data dir (offline LLM, no Slack, stdin
 not a terminal), then asks rpc.r42.chat over the bus every 50 ms until the first successful
 reply: the time from spawn to that reply is "first answer". RSS (psutil, every process under
 `r42 up`, nats-server included) is sampled until every service's status file says ready
 and `--settle` seconds passed (the bundled handbook is being ingested meanwhile); the figure
 is the largest total seen. Prints medians against the goals (≤ 450 MB, ≤ 2.5 s) and the
-per-process split of the median run. Exits non-zero only when a run is broken.
+per-process split of the median run. With `--against` another checkout (its own `.venv`,
+e.g. a worktree of main) runs alternately in the same rounds as the baseline, and the ratios
+to it are printed. Exits non-zero only when a run is broken.
 """
 
 from __future__ import annotations
@@ -109,10 +111,11 @@ async def first_answer(data: Path, started: float, deadline: float) -> float:
 def all_ready(data: Path) -> bool:
     """Whether every service `r42 up` runs has a status file saying ready."""
     try:
-        names = list(json.loads((data / "runtime.json").read_text())["services"])
+        state = json.loads((data / "runtime.json").read_text())
+        names = list(state["services"])
     except (OSError, ValueError, KeyError):
         return False
-    if not names:
+    if not names or state.get("pending"):  # a staged start has not started everything yet
         return False
     for name in names:
         path = data / "run" / f"{name}.json"
@@ -124,14 +127,17 @@ def all_ready(data: Path) -> bool:
     return True
 
 
-def one_run(settle: float, *, wait_ready: bool = True) -> tuple[float, float, dict[str, float]]:
+Run = tuple[float, float, dict[str, float]]
+
+
+def one_run(settle: float, *, wait_ready: bool = True, r42: Path | None = None) -> Run:
     """(first answer s, peak total RSS MB, per-process RSS at the peak)."""
     with tempfile.TemporaryDirectory(prefix="r42-footprint-") as tmp:
         data = Path(tmp) / "data"
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("R42_", "SLACK_", "ANTHROPIC_", "NATS_", "OTEL_"))}  # fmt: skip
         env.update({"R42_DATA_DIR": str(data), "R42_LLM": "offline"})
-        r42 = Path(sys.executable).parent / "r42"
+        r42 = r42 or Path(sys.executable).parent / "r42"
         started = time.perf_counter()
         proc = subprocess.Popen([str(r42), "up", "--no-console", "--data-dir", str(data)],
                                 env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -164,22 +170,12 @@ def one_run(settle: float, *, wait_ready: bool = True) -> tuple[float, float, di
         return answer_s, peak, split
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--settle", type=float, default=8.0, help="seconds sampled after ready")
-    parser.add_argument(
-        "--no-ready-wait",
-        action="store_true",
-        help="sample --settle s after the first answer (no status files)",
-    )
-    args = parser.parse_args()
-    runs = [one_run(args.settle, wait_ready=not args.no_ready_wait) for _ in range(args.runs)]
+def _report(title: str, runs: list[Run]) -> tuple[float, float]:
     answers = [r[0] for r in runs]
     peaks = [r[1] for r in runs]
     median_run = sorted(runs, key=lambda r: r[1])[len(runs) // 2]
     rss, first = statistics.median(peaks), statistics.median(answers)
-    print(f"r42 up footprint ({args.runs} runs, offline, console off)")
+    print(title)
     print(f"  total RSS (peak)  median {rss:6.0f} MB  goal ≤ {GOAL_RSS_MB} MB  "
           f"ratio {rss / GOAL_RSS_MB:.2f}  {'ok' if rss <= GOAL_RSS_MB else 'OVER'}")  # fmt: skip
     print(f"  first answer      median {first:6.2f} s   goal ≤ {GOAL_FIRST_ANSWER_S} s   "
@@ -192,6 +188,37 @@ def main() -> None:
     print("  per process (median run): " + ", ".join(
         f"{name} {mb:.0f}" for name, mb in sorted(median_run[2].items(), key=lambda kv: -kv[1])
     ) + " MB")  # fmt: skip
+    return rss, first
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--settle", type=float, default=8.0, help="seconds sampled after ready")
+    parser.add_argument(
+        "--no-ready-wait",
+        action="store_true",
+        help="sample --settle s after the first answer (no status files)",
+    )
+    parser.add_argument("--against", type=Path, help="a baseline checkout with its own .venv")
+    args = parser.parse_args()
+    base_r42 = args.against / ".venv" / "bin" / "r42" if args.against else None
+    if base_r42 is not None and not base_r42.exists():
+        parser.error(f"{base_r42} does not exist (run `make .venv/.installed` there)")
+    load = os.getloadavg()
+    runs: list[Run] = []
+    base: list[Run] = []
+    for _ in range(args.runs):  # alternately, so both see the same load
+        if base_r42 is not None:
+            base.append(one_run(args.settle, wait_ready=not args.no_ready_wait, r42=base_r42))
+        runs.append(one_run(args.settle, wait_ready=not args.no_ready_wait))
+    where = f"load {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} at the start"
+    rss, first = _report(
+        f"r42 up footprint ({args.runs} runs, offline, console off; {where})", runs
+    )
+    if base:
+        base_rss, base_first = _report(f"baseline {args.against} (same rounds)", base)
+        print(f"  this / baseline: RSS {rss / base_rss:.2f}, first answer {first / base_first:.2f}")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from services.content.generate import KINDS, ensure_content, part_meta, part_of, stale_reasons
+from services.content.locks import topic_lease
 from services.content.ports import ContentStore
 from services.content.topics import LearningTopic, custom_topics, from_kg, get_topic
 from shared.errors import R42Error
@@ -139,9 +140,14 @@ async def _regenerate_targets(
         whole = whole_as_all and len(kinds) == len(KINDS)
         done: list[str] = []
         try:
-            for kind in ["all"] if whole else kinds:
-                outcome = await ensure_content(store, topic=topic, content_type=kind, force=True)
-                done.extend(outcome.generated)
+            # The topic's lease, as for a request: a generation running elsewhere finishes
+            # first, and a replica stalled past the lease neither calls nor writes.
+            async with topic_lease(store, topic.id) as lease:
+                for kind in ["all"] if whole else kinds:
+                    outcome = await ensure_content(
+                        store, topic=topic, content_type=kind, force=True, lease=lease
+                    )
+                    done.extend(outcome.generated)
         except R42Error as exc:
             log.warning("regenerating %s failed: %s", topic_id, exc)
             results.append(RegenResult(topic_id, tuple(done), str(exc)))

@@ -11,6 +11,10 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from shared.errors import ConfigError
 from shared.kb import MAX_CHUNK_CHARS, OVERLAP_CHARS
 
+LEASE_TTL_S = 6.0
+"""Short, so a killed `r42 ingest` blocks the resume only briefly; a lapsed lease nobody took
+is kept by a live holder's next renewal, and replicas take over only on redelivery."""
+
 
 @dataclass(frozen=True)
 class ExtractOptions:
@@ -20,7 +24,7 @@ class ExtractOptions:
     overlap_chars: int
     output_retries: int = 1
     max_output_tokens: int = 4096
-    lease_ttl_s: float = 30.0
+    lease_ttl_s: float = LEASE_TTL_S
     """A source's extraction lease lapses this long after its holder's last renewal."""
 
 
@@ -67,7 +71,8 @@ class ExtractorSettings(BaseSettings):
         return ExtractOptions(
             max_chunk_chars=self.max_chunk_chars, overlap_chars=self.overlap_chars,
             output_retries=self.output_retries, max_output_tokens=self.max_output_tokens,
-            lease_ttl_s=self.ack_wait_s,  # lapses when JetStream would redeliver the source
+            # Lapsed by the time JetStream redelivers the source to another replica.
+            lease_ttl_s=min(self.ack_wait_s, LEASE_TTL_S),
         )  # fmt: skip
 
 

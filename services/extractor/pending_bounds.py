@@ -93,8 +93,11 @@ async def review_waiting(store: ExtractorStore, *, now: datetime | None = None) 
     waiting = [p for p in rows if p.identity not in gone]
     newly = []
     for p in waiting:
+        key = _reported_key(p)
+        if await store.idempotency.get(REPORTED_SCOPE, key) is not None:
+            continue  # reported by an earlier sync (a read: a no-op sync writes nothing)
         if await store.idempotency.put_if_absent(
-            REPORTED_SCOPE, _reported_key(p), {"source_id": p.source_id}, ttl_s=_ttl_s()
+            REPORTED_SCOPE, key, {"source_id": p.source_id}, ttl_s=_ttl_s()
         ):
             newly.append(p)
     if newly:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from shared.kb.models import KbInputError, RelationLike, TopicLike, kb_hash
 from shared.kb.overlay import Layered
 from shared.kb.retrieval import Hit, RetrievalIndex, is_relevant
+from shared.kb.steps import Steps, run_steps
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +90,12 @@ class RelationIndex:
         reading it meanwhile see one consistent version; the cost follows the topics
         touched, not the KB (see shared.kb.overlay).
         """
+        return run_steps(self.replacing(topic_ids, relations))
+
+    def replacing(
+        self, topic_ids: Iterable[str], relations: Iterable[RelationLike]
+    ) -> Steps[RelationIndex]:
+        """`replaced` in steps: one slice per topic touched (shared.kb.steps)."""
         affected = set(topic_ids)
         by_topic = self._by_topic
         changes: dict[str, list[RelationLike]] = {}
@@ -106,9 +113,12 @@ class RelationIndex:
                             r for r in current(end)
                             if r.source not in affected and r.target not in affected
                         ]  # fmt: skip
-        for relation in relations:
+            yield None
+        for at, relation in enumerate(relations):
             for end in {relation.source, relation.target}:
                 changes[end] = [*current(end), relation]
+            if at % 64 == 63:
+                yield None
         new = object.__new__(RelationIndex)
         new._by_topic = by_topic.derive(put=changes.items(), drop=affected - changes.keys())
         return new

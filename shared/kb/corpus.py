@@ -18,7 +18,7 @@ from shared.kb.analysis import Analyzer, Word
 from shared.kb.models import TopicLike
 from shared.kb.steps import Steps, run_steps
 from shared.kb.tokens import tokenize
-from shared.kb.vocab import Vocabulary
+from shared.kb.vocab import Vocabulary, VocabView
 
 LABEL_REPEAT = 2
 INDEXED_PART_TF = 0.5  # a compound's part inside a topic counts half
@@ -110,3 +110,38 @@ def linked_terms(
         shape=(counts.shape[1], len(vocabulary)),
     )
     return sp.csc_array(counts @ analysis), split
+
+
+def linking(
+    analysed: list[Word], counts: sp.csr_array, vocabulary: Vocabulary
+) -> Steps[tuple[sp.csc_array, list[int], VocabView]]:
+    """linked_terms in steps, for an update of an index sharing `vocabulary`, and its view.
+
+    The terms are spelled out one word a slice; only the appending of the new ones holds
+    the vocabulary's lock (no slice boundary inside it), so updates of older indexes of
+    the same lineage never interleave with it.
+    """
+    terms: list[str] = []
+    link_word = array("i")
+    link_tf = array("f")
+    split_at: list[int] = []
+    for word_number, word in enumerate(analysed):
+        if word.parts:
+            split_at.append(len(terms))
+        terms.append(word.stem)
+        terms.extend(word.parts)
+        link_word.extend(array("i", [word_number]) * (1 + len(word.parts)))
+        link_tf.append(1.0)
+        link_tf.extend(array("f", [INDEXED_PART_TF]) * len(word.parts))
+        yield None
+    with vocabulary.lock:
+        numbers = array("i", map(vocabulary.add, terms))
+        view = vocabulary.view()
+    analysis = sp.csr_array(
+        (
+            np.frombuffer(link_tf, dtype=np.float32),
+            (np.frombuffer(link_word, dtype=np.int32), np.frombuffer(numbers, dtype=np.int32)),
+        ),
+        shape=(counts.shape[1], len(view)),
+    )
+    return sp.csc_array(counts @ analysis), [numbers[at] for at in split_at], view

@@ -21,7 +21,7 @@ import numpy as np
 
 from shared.kb.analysis import Analyzer
 from shared.kb.compound import MAX_EXPANSIONS, CompoundIndex
-from shared.kb.corpus import analysing, count_words, counting_words, linked_terms, term_matrix
+from shared.kb.corpus import analysing, count_words, counting_words, linking, term_matrix
 from shared.kb.models import KbInputError, TopicLike, kb_hash, kb_hash_of_sorted
 from shared.kb.overlay import Layered
 from shared.kb.postings import Postings
@@ -201,6 +201,7 @@ class RetrievalIndex:
         mentions: Mentions,
         compound_weight: float,
         compound: CompoundIndex | None,
+        fingerprint: str | None = None,
     ) -> RetrievalIndex:
         self = object.__new__(cls)
         self._compound_weight = compound_weight
@@ -210,7 +211,7 @@ class RetrievalIndex:
         # whatever the build order; the sorted list also gives the KB hash without a sort.
         self._sorted = ordered
         self._rank = rank
-        self._fingerprint = kb_hash_of_sorted(ordered)
+        self._fingerprint = kb_hash_of_sorted(ordered) if fingerprint is None else fingerprint
         self._analyzer = analyzer
         self._lineage = lineage
         self._vocab = vocab
@@ -264,11 +265,9 @@ class RetrievalIndex:
         # Hashing the new words is brief; merging them into the KB's sorted hashes is numpy.
         analyzer: Analyzer = yield lambda: self._analyzer.extended(words, self._vocab)
         analysed = yield from analysing(words, analyzer)
-        # Under the lineage's lock: terms that another update of an older index added
-        # meanwhile keep their numbers and stay empty columns here.
-        with self._lineage.lock:
-            matrix, split_terms = linked_terms(analysed, counts, self._lineage)
-            vocab = self._lineage.view()
+        # Terms that another update of an older index added meanwhile keep their numbers
+        # and stay empty columns here.
+        matrix, split_terms, vocab = yield from linking(analysed, counts, self._lineage)
         split = np.zeros(len(vocab), dtype=bool)
         split[: len(self._split)] = self._split
         split[split_terms] = True
@@ -279,7 +278,7 @@ class RetrievalIndex:
         )
         ordered, rank = self._reordered(dead, dropped, [topic.id for topic in fresh])
         yield None
-        added = Mentions.of(fresh)
+        added = yield from Mentions.collecting(fresh)
         postings, mentions = yield lambda: (
             self._postings.appended(dead, matrix, len(vocab)),
             self._mentions.appended(added, first),
@@ -301,7 +300,10 @@ class RetrievalIndex:
             yield None
             numbers = position_of_ids(ids)
             rank = rank[live]
+        yield None
+        fingerprint: str = yield lambda: kb_hash_of_sorted(ordered)  # hashlib frees the GIL
         return RetrievalIndex._assemble(
+            fingerprint=fingerprint,
             ids=ids,
             numbers=numbers,
             ordered=ordered,
@@ -328,19 +330,30 @@ class RetrievalIndex:
         dropped_ranks = np.sort(self._rank[dead])
         dense = self._rank[keep].astype(np.int64)
         dense -= np.searchsorted(dropped_ranks, dense)
-        ordered = list(self._sorted)
+        old = self._sorted
+        gone_at = []
         for topic_id in dropped:
-            at = bisect.bisect_left(ordered, topic_id)
-            if at < len(ordered) and ordered[at] == topic_id:
-                del ordered[at]
+            at = bisect.bisect_left(old, topic_id)
+            if at < len(old) and old[at] == topic_id:
+                gone_at.append(at)
         new_sorted = sorted(added)
-        places = np.fromiter(
-            (bisect.bisect_left(ordered, i) for i in new_sorted), dtype=np.int64,
-            count=len(new_sorted),
-        )  # fmt: skip
+        insert_at = [bisect.bisect_left(old, i) for i in new_sorted]
+        # One pass of slice copies (in C), not an insert or delete (a move of n) per id.
+        ordered: list[str] = []
+        copied = 0
+        edits = sorted([*((at, 0, i) for at, i in zip(insert_at, new_sorted, strict=True)),
+                        *((at, 1, "") for at in gone_at)])  # fmt: skip
+        for at, kind, topic_id in edits:
+            ordered.extend(old[copied:at])
+            if kind:
+                copied = at + 1
+            else:
+                copied = at
+                ordered.append(topic_id)
+        ordered.extend(old[copied:])
+        places = np.asarray(insert_at, dtype=np.int64)
+        places -= np.searchsorted(np.sort(np.asarray(gone_at, dtype=np.int64)), places)
         new_rank = places + np.arange(len(new_sorted), dtype=np.int64)
-        for at, topic_id in zip(new_rank.tolist(), new_sorted, strict=True):
-            ordered.insert(at, topic_id)
         rank = np.zeros(len(keep) + len(added), dtype=np.int32)
         rank[: len(keep)][keep] = dense + np.searchsorted(places, dense, side="right")
         where = dict(zip(new_sorted, new_rank.tolist(), strict=True))

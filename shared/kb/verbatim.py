@@ -16,6 +16,7 @@ import numpy as np
 
 from shared.kb.analysis import HashedWords
 from shared.kb.models import TopicLike
+from shared.kb.steps import Steps, run_steps
 from shared.kb.tokens import STOPWORDS, tokenize
 
 MAX_VERBATIM_WORDS = 12
@@ -56,6 +57,11 @@ class Mentions:
     @classmethod
     def of(cls, topics: Iterable[TopicLike]) -> Mentions:
         """Mentions of these topics, numbered in order."""
+        return run_steps(cls.collecting(topics))
+
+    @classmethod
+    def collecting(cls, topics: Iterable[TopicLike]) -> Steps[Mentions]:
+        """`of` in steps: one slice per topic (shared.kb.steps)."""
         keys: list[int] = []
         docs: list[int] = []
         sizes: set[int] = set()
@@ -66,6 +72,7 @@ class Mentions:
                 docs.append(number)
                 sizes.add(len(sequence))
                 firsts.add(sequence[0])
+            yield None
         return cls(
             np.asarray(keys, dtype=np.int64),
             np.asarray(docs, dtype=np.int32),

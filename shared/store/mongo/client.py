@@ -80,9 +80,13 @@ class MongoDb:
     """One client and database; knows whether multi-document transactions are available."""
 
     def __init__(self, url: str, *, database: str | None = None, timeout_ms: int = 10_000) -> None:
+        # A keyword would override the URL's own option: the default applies only without one.
+        query = urlsplit(url).query.lower() if "?" in url else ""
+        given = any(p.partition("=")[0] == "serverselectiontimeoutms" for p in query.split("&"))
+        timeout: dict[str, Any] = {} if given else {"serverSelectionTimeoutMS": timeout_ms}
         try:
             self.client: AsyncMongoClient[dict[str, Any]] = AsyncMongoClient(
-                url, tz_aware=True, serverSelectionTimeoutMS=timeout_ms, appname="r42"
+                url, tz_aware=True, appname="r42", **timeout
             )
         except PyMongoError as exc:
             error = translate(exc)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 SCRIPT = """
 import sys
 from services.cli import up
@@ -27,3 +29,15 @@ def test_the_supervisor_start_path_loads_no_service_stack() -> None:
                           timeout=60)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_every_lazily_exported_name_resolves() -> None:
+    import shared.bus
+    import shared.llm
+    import shared.store
+
+    for package in (shared.bus, shared.llm, shared.store):
+        for name in package.__all__:
+            assert getattr(package, name) is not None, f"{package.__name__}.{name}"
+        with pytest.raises(AttributeError):
+            _ = package.no_such_name

@@ -141,3 +141,22 @@ async def test_custom_topics_are_checked_too(store: Store, offline: MemorySink) 
         [Topic(id=custom.id, label=custom.label, type="concept", description="Anders.")]
     )
     assert await on_kb_updated(store, changed_ids=[custom.id]) == [custom.id]
+
+
+async def test_regeneration_waits_for_a_generation_running_elsewhere(
+    store: Store, offline: MemorySink
+) -> None:
+    import asyncio
+
+    from services.content.locks import release, try_acquire
+
+    await generate(store, "verlof", "slides")
+    calls = len(offline.records)
+    assert await try_acquire(store, "verlof", "other-replica", ttl=30)  # it is generating
+    run = asyncio.create_task(regenerate(store, topic_ids=["verlof"]))
+    await asyncio.sleep(0.4)
+    assert not run.done() and len(offline.records) == calls  # no second generation meanwhile
+    await release(store, "verlof", "other-replica")
+    (result,) = await asyncio.wait_for(run, 15)
+    assert (result.kinds, result.error) == (("slides",), None)
+    assert len(offline.records) == calls + 1

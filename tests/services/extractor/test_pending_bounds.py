@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from services.extractor.outcomes import fail_source
 from services.extractor.pending import MAX_PER_FILE, carry_over
-from services.extractor.pending_bounds import MAX_WAIT, waiting_line
+from services.extractor.pending_bounds import MAX_WAIT, Unresolved, waiting_line, waiting_line_nl
 from shared.store import PendingRelation, Relation, Source, Store
 from tests.fakes.anthropic_server import FakeAnthropic
 
@@ -30,14 +30,14 @@ async def _age(store: Store, days: float) -> None:
     await store.pending_merges.add_relations(p.model_copy(update={"added_at": since}) for p in rows)
 
 
-async def _kb_pending(url: str) -> Any:
-    """`r42 kb pending --json` (in a thread: the command runs its own event loop)."""
-    from tests.services.cli.test_kb_cli import cli
+async def _kb_pending(url: str, *, as_json: bool = True) -> Any:
+    """`r42 kb pending [--json]` (in a thread: the command runs its own event loop)."""
+    from tests.services.cli.test_kb_cli import ENV, cli
 
-    args = ["kb", "pending", "--json", "--store", url]
-    result = await asyncio.to_thread(CliRunner().invoke, cli(), args)
+    args = ["kb", "pending", *(["--json"] if as_json else []), "--store", url]
+    result = await asyncio.to_thread(CliRunner().invoke, cli(), args, env=ENV)
     assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
+    return json.loads(result.stdout) if as_json else result.stdout
 
 
 async def test_a_relation_no_file_can_complete_is_listed_reported_once_then_dropped(
@@ -59,6 +59,9 @@ async def test_a_relation_no_file_can_complete_is_listed_reported_once_then_drop
         assert (row["source"], row["relation"], row["target"]) == ("handbook:a.md", "teamlead",
                                                                    "verlof")  # fmt: skip
         assert row["waits_for"] == ["verlof"] and 0 <= row["age_s"] < 60
+        table = await _kb_pending(url, as_json=False)
+        assert "teamlead → verlof (related_to)" in table and "a.md" in table
+        assert "Pending relations: 1" in table and "0 min" in table
 
         again, _ = await sync(store, github)  # a no-op sync: already reported, still waiting
         assert again.waiting is not None and again.waiting.newly_waiting == []
@@ -137,3 +140,13 @@ async def test_a_failed_source_leaves_no_pending_relations(store: Store) -> None
     await fail_source(store, "s1", "the model refused", publish)
     assert await store.pending_merges.relations_of("s1") == []
     assert await store.pending_merges.held_indexes("s1") == []
+
+
+def test_the_admin_in_slack_reads_the_same_report_in_dutch() -> None:
+    relation = Relation(source="teamlead", target="verlof", type="related_to")
+    waiting = PendingRelation(source_id="handbook:rollen.md", chunk_index=0, relation=relation)
+    line = waiting_line_nl(Unresolved(newly_waiting=[waiting], expired=[waiting]))
+    assert line.startswith("1 relatie(s) wachten op onderwerpen die geen bestand definieert: "
+                           "teamlead → verlof (rollen.md)")  # fmt: skip
+    assert "1 relatie(s) vervallen na 30 dagen wachten" in line
+    assert waiting_line_nl(Unresolved()) == ""
