@@ -48,6 +48,18 @@ def _gram_code(gram: str) -> int:
     return code
 
 
+def _gram_codes(token: str) -> list[int]:
+    """Codes of every 6-gram of a token, in order (a rolling _gram_code)."""
+    top = _BASE**STEM_CHARS
+    codes: list[int] = []
+    code = 0
+    for at, ch in enumerate(token):
+        code = (code * _BASE + _CHAR_CODE[ch]) % top
+        if at >= STEM_CHARS - 1:
+            codes.append(code)
+    return codes
+
+
 def _term_grams(terms: list[str], length: int) -> np.ndarray:
     """Codes of every 6-gram of equally long terms: shape (len(terms), length - 5)."""
     chars = _BYTE_CODE[np.frombuffer("".join(terms).encode("ascii"), dtype=np.uint8)]
@@ -222,7 +234,7 @@ class CompoundIndex:
         starting = [(seg, _held(seg.prefixes.get(prefix), live)) for seg in segments]
         found = set(self._first(starting, MAX_EXPANSIONS))
         # Terms containing the token: walk only its rarest gram's postings, then verify.
-        codes = [_gram_code(token[i : i + STEM_CHARS]) for i in range(len(token) - STEM_CHARS + 1)]
+        codes = _gram_codes(token)
         sizes = np.sum([seg.grams.sizes(codes) for seg in segments], axis=0)
         if sizes.min() > 0:
             rarest = codes[int(np.argmin(sizes))]
@@ -238,13 +250,16 @@ class CompoundIndex:
                     if contained >= MAX_EXPANSIONS:
                         break
         # Terms contained in the token: every substring of 6 or more characters.
-        for size in range(STEM_CHARS, len(token)):
-            for start in range(len(token) - size + 1):
-                inner = vocabulary.get(token[start : start + size])
-                if inner is not None:
-                    found.add(inner)
+        n = len(token)
+        found.update(
+            vocabulary.found(
+                token[start : start + size]
+                for size in range(STEM_CHARS, n)
+                for start in range(n - size + 1)
+            )
+        )
         own = vocabulary.get(token)
         if own is not None:
             found.discard(own)
-        ranked = sorted(found, key=lambda n: (abs(len(terms[n]) - len(token)), terms[n]))
-        return tuple(ranked[:limit])
+        ranked = sorted([(abs(len(terms[m]) - n), terms[m], m) for m in found])
+        return tuple(number for _, _, number in ranked[:limit])

@@ -53,6 +53,25 @@ def _find(indptr: np.ndarray, docs: np.ndarray, tf2: np.ndarray, col: int, doc: 
 
 
 @_compiled
+def _strongest_first(cols: np.ndarray, weights: np.ndarray, idf: np.ndarray) -> np.ndarray:
+    """Slots by weight × idf, highest first, ties in slot order (a stable argsort of the
+    negated products, as the numpy path sorts them)."""
+    n = cols.shape[0]
+    key = np.empty(n, dtype=np.float64)
+    for slot in range(n):
+        key[slot] = weights[slot] * idf[cols[slot]]
+    order = np.arange(n)
+    for i in range(1, n):
+        current = order[i]
+        at = i
+        while at > 0 and key[order[at - 1]] < key[current]:
+            order[at] = order[at - 1]
+            at -= 1
+        order[at] = current
+    return order
+
+
+@_compiled
 def _walk(
     indptr: np.ndarray, docs: np.ndarray, tf2: np.ndarray, col: int, candidates: np.ndarray,
     n: int, scores: np.ndarray, norm: np.ndarray, term_weight: float,
@@ -137,6 +156,8 @@ def search(
 ) -> int:  # fmt: skip
     """One query: fills `out` and `out_named`, returns how many topics `out` holds.
 
+    Slots (term links: col, weight, concept, factor) are scored strongest first.
+
     `out` (float64, 6 × k) gets per top topic its number, score, coverage share, concepts
     matched, highest tf2, and in out[5, 0] the postings read; `out_named` the scores of
     `named_docs` (mentioned verbatim: scored but kept out of the top k, they are listed
@@ -144,6 +165,9 @@ def search(
     keeps, one slot per topic: `scores` (all zeros, left so), `touched` (one slot more),
     `named` (all False, left so). Each term's base postings are added before its delta postings.
     """
+    order = _strongest_first(cols, weights, idf)
+    cols, weights = cols[order], weights[order]
+    link_concept, link_factor = link_concept[order], link_factor[order]
     n_slots = cols.shape[0]
     remaining = np.zeros(n_slots + 1, dtype=np.float64)  # bound of slots i..end
     lengths = np.zeros(n_slots + 1, dtype=np.int64)  # postings of slots i..end

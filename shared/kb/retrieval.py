@@ -521,8 +521,9 @@ class RetrievalIndex:
             return hits
         one_word = len(terms.concept_weight) == 1
         prominent = PROMINENT_TF * TF_SCALE
+        # tuple.__new__ with every field: a third cheaper than Hit(...), on every search.
         hits += [
-            Hit(ids[d], s, False, c, one_word or n >= 2 or tf2 >= prominent)
+            tuple.__new__(Hit, (ids[d], s, False, c, one_word or n >= 2 or tf2 >= prominent))
             for d, s, c, n, tf2 in zip(
                 ranked.docs, ranked.scores, ranked.coverage, ranked.matched, ranked.most,
                 strict=True,

@@ -33,8 +33,8 @@ class Ranked(NamedTuple):
     docs: list[int]  # topic numbers, best first
     scores: list[float]
     coverage: list[float]  # share of the query's concept weight each top topic holds
-    matched: list[int]  # query concepts each top topic holds
-    most: list[int]  # highest tf2 among the query's terms in each top topic
+    matched: list[float]  # query concepts each top topic holds (whole numbers)
+    most: list[float]  # highest tf2 among the query's terms in each top topic (whole)
     named_scores: list[float]  # per named topic, in the order given
     read: int  # postings read (plus lookups of the compiled path's continue phase)
 
@@ -48,16 +48,19 @@ def compiled() -> ModuleType:
 
 def _buffers(n_docs: int, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """This thread's scratch: zeroed scores, touched topics, cleared named flags, the output."""
-    scores: np.ndarray | None = getattr(_scratch, "scores", None)
-    if scores is None or len(scores) < n_docs:
-        size = max(n_docs, 1024)
-        _scratch.scores = scores = np.zeros(size, dtype=np.float64)
-        _scratch.touched = np.empty(size + 1, dtype=np.int64)  # the kernel writes one ahead
-        _scratch.named = np.zeros(size, dtype=bool)
-    out: np.ndarray | None = getattr(_scratch, "out", None)
-    if out is None or out.shape[1] < k:
-        _scratch.out = out = np.zeros((6, max(k, 16)), dtype=np.float64)
-    return scores, _scratch.touched, _scratch.named, out
+    kept: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = getattr(
+        _scratch, "buffers", None
+    )
+    if kept is None or len(kept[0]) < n_docs or kept[3].shape[1] < k:
+        size = max(n_docs, 1024, 0 if kept is None else len(kept[0]))
+        kept = (
+            np.zeros(size, dtype=np.float64),
+            np.empty(size + 1, dtype=np.int64),  # the kernel writes one slot ahead
+            np.zeros(size, dtype=bool),
+            np.zeros((6, max(k, 16)), dtype=np.float64),
+        )
+        _scratch.buffers = kept
+    return kept
 
 
 def search(
@@ -71,10 +74,6 @@ def search(
     prunes in that order, and the numpy one adds in the same order to give the same sums.
     """
     cols, weights, concept, factors = links
-    if len(cols) > 1:
-        order = np.argsort(-(weights * p.idf[cols]), kind="stable")
-        cols, weights = cols[order], weights[order]
-        concept, factors = concept[order], factors[order]
     if p.n_docs >= NUMBA_MIN_TOPICS:
         scores, touched, flags, out = _buffers(p.n_docs, k)
         named_out = np.empty(len(named), dtype=np.float64) if len(named) else _NO_SCORES
@@ -84,11 +83,15 @@ def search(
             cols, weights, concept, factors, concept_weight, rank, named, k,
             scores, touched, flags, out, named_out,
         )  # fmt: skip
-        rows = out[:, :size].tolist()
+        docs, top_scores, share, matched, most = out[:5, :size].tolist()
         return Ranked(
-            [int(d) for d in rows[0]], rows[1], rows[2], [int(n) for n in rows[3]],
-            [int(t) for t in rows[4]], named_out.tolist(), int(out[5, 0]),
+            [int(d) for d in docs], top_scores, share, matched, most, named_out.tolist(),
+            int(out[5, 0]),
         )  # fmt: skip
+    if len(cols) > 1:
+        order = np.argsort(-(weights * p.idf[cols]), kind="stable")
+        cols, weights = cols[order], weights[order]
+        concept, factors = concept[order], factors[order]
     top, top_scores, named_scores = score_top_numpy(p, cols, weights, rank, named, k)
     if len(top):
         segments = ((p.indptr, p.docs, p.tf2), p.delta)

@@ -20,6 +20,7 @@ from shared.kb.steps import Steps, run_steps
 from shared.kb.tokens import STOPWORDS, tokenize
 
 MAX_VERBATIM_WORDS = 12
+FIRST_CACHE = 4096  # words remembered as starting (or not) some label: chat repeats words
 
 
 def _sequences(topic: TopicLike) -> set[tuple[str, ...]]:
@@ -39,7 +40,7 @@ def _sequences(topic: TopicLike) -> set[tuple[str, ...]]:
 class Mentions:
     """Immutable lookup from word sequences to the topics whose label or id they are."""
 
-    __slots__ = ("_docs", "_firsts", "_keys", "_sizes")
+    __slots__ = ("_docs", "_first", "_firsts", "_keys", "_lengths", "_sizes")
 
     def __init__(
         self, keys: np.ndarray, docs: np.ndarray, sizes: np.ndarray, firsts: HashedWords
@@ -49,7 +50,9 @@ class Mentions:
         self._keys = array("q", keys[order].astype(np.int64).tobytes())
         self._docs = array("i", docs[order].astype(np.int32).tobytes())
         self._sizes = sizes  # distinct sequence lengths, ascending
+        self._lengths = tuple(sizes.tolist())
         self._firsts = firsts  # the first word of every sequence: most runs are never probed
+        self._first: dict[str, bool] = {}  # word → whether it is in _firsts (a bounded cache)
 
     @classmethod
     def of(cls, topics: Iterable[TopicLike]) -> Mentions:
@@ -91,14 +94,20 @@ class Mentions:
         """find() over a text's tokens, stopwords kept (one tokenisation per question)."""
         if not self._keys:
             return set()
-        sizes = self._sizes.tolist()
-        probes = [
-            hash(words[start : start + size])
-            for start, word in enumerate(words)
-            if word in self._firsts
-            for size in sizes
-            if start + size <= len(words)
-        ]
+        first, firsts, lengths = self._first, self._firsts, self._lengths
+        n = len(words)
+        probes: list[int] = []
+        for start, word in enumerate(words):
+            starts = first.get(word)
+            if starts is None:
+                starts = word in firsts
+                if len(first) >= FIRST_CACHE:
+                    first.clear()
+                first[word] = starts
+            if starts:
+                probes.extend(
+                    hash(words[start : start + size]) for size in lengths if start + size <= n
+                )
         found: set[int] = set()
         keys, docs = self._keys, self._docs
         for probe in probes:

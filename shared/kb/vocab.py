@@ -10,7 +10,7 @@ holds the GIL).
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 
@@ -80,6 +80,16 @@ class VocabView:
         if number is None or number >= self._size:
             return default
         return number if self._live is None or self._live[number] else default
+
+    def found(self, terms: Iterable[str]) -> list[int]:
+        """The numbers of those terms this view shows, in order (the others skipped)."""
+        numbers, size, live = self._numbers, self._size, self._live
+        held: list[int] = []
+        for term in terms:
+            number = numbers.get(term)
+            if number is not None and number < size and (live is None or live[number]):
+                held.append(number)
+        return held
 
     def __contains__(self, term: object) -> bool:
         return isinstance(term, str) and self.get(term) is not None

@@ -1,0 +1,39 @@
+"""Verbatim mentions: word runs equal to a label or id, with the per-word first-word cache."""
+
+from __future__ import annotations
+
+import pytest
+
+from shared.kb import KbTopic, verbatim
+from shared.kb.tokens import tokenize
+from shared.kb.verbatim import Mentions
+
+TOPICS = [
+    KbTopic("ouderschapsverlof", "Ouderschapsverlof", "concept", ""),
+    KbTopic("bijzonder-verlof", "Bijzonder verlof", "concept", ""),
+    KbTopic("code-review", "Code review", "process", ""),
+    KbTopic("het", "Het", "concept", ""),  # only a stopword: never mentioned
+]
+
+
+def _found(mentions: Mentions, text: str) -> set[int]:
+    return mentions.find_words(tuple(tokenize(text, keep_stopwords=True)))
+
+
+def test_runs_of_whole_words_name_topics() -> None:
+    mentions = Mentions.of(TOPICS)
+    assert _found(mentions, "Hoe werkt bijzonder verlof bij een code review?") == {1, 2}
+    assert _found(mentions, "ouderschapsverlof") == {0}
+    assert _found(mentions, "bijzonder-verlof aanvragen") == {1}  # the id, kebab-case
+    assert _found(mentions, "een bijzonder geval van verlof") == set()
+    assert _found(mentions, "het is code") == set()
+
+
+def test_the_first_word_cache_never_changes_an_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(verbatim, "FIRST_CACHE", 3)  # cleared every few words
+    mentions = Mentions.of(TOPICS)
+    questions = ["code review en bijzonder verlof", "review code", "bijzonder verlof"] * 3
+    answers = [_found(mentions, q) for q in questions]
+    assert answers == [_found(Mentions.of(TOPICS), q) for q in questions]
+    assert answers[:3] == [{1, 2}, set(), {1}]
+    assert len(mentions._first) <= 3
