@@ -146,6 +146,26 @@ def _able(
 
 
 @_compiled
+def _keep_reachable(
+    touched: np.ndarray, n: int, scores: np.ndarray, named: np.ndarray, alive: np.ndarray,
+    still: float, theta: float,
+) -> int:  # fmt: skip
+    """Keep (in place, in order) the first n touched topics that can still reach theta.
+
+    A named topic always stays; a dropped one has its score cleared. Returns how many stayed.
+    """
+    kept = 0
+    for i in range(n):
+        doc = touched[i]
+        if named[doc] or (alive[doc] and scores[doc] + still >= theta):
+            touched[kept] = doc
+            kept += 1
+        else:
+            scores[doc] = 0.0
+    return kept
+
+
+@_compiled
 def search(
     indptr: np.ndarray, docs: np.ndarray, tf2: np.ndarray, idf: np.ndarray, norm: np.ndarray,
     delta_indptr: np.ndarray, delta_docs: np.ndarray, delta_tf2: np.ndarray,
@@ -229,14 +249,9 @@ def search(
     if slot < n_slots:
         # Continue phase: keep the topics that can still reach the k-th best score, in
         # topic order, and walk each remaining term's postings along them.
-        n_candidates = 0
-        for i in range(n_touched):
-            doc = touched[i]
-            if named[doc] or (alive[doc] and scores[doc] + remaining[slot] >= theta):
-                touched[n_candidates] = doc
-                n_candidates += 1
-            else:
-                scores[doc] = 0.0
+        n_candidates = _keep_reachable(
+            touched, n_touched, scores, named, alive, remaining[slot], theta
+        )
         for i in range(named_docs.shape[0]):  # a named topic the strong terms missed
             doc = named_docs[i]
             if scores[doc] == 0.0:
@@ -254,15 +269,9 @@ def search(
             slot += 1
             if slot < n_slots and n_candidates > k:
                 theta = _kth_best(scores, touched, n_candidates, alive, named, k, best)
-                kept = 0
-                for i in range(n_candidates):
-                    doc = touched[i]
-                    if named[doc] or (alive[doc] and scores[doc] + remaining[slot] >= theta):
-                        touched[kept] = doc
-                        kept += 1
-                    else:
-                        scores[doc] = 0.0
-                n_candidates = kept
+                n_candidates = _keep_reachable(
+                    touched, n_candidates, scores, named, alive, remaining[slot], theta
+                )
     for i in range(named_docs.shape[0]):
         doc = named_docs[i]
         out_named[i] = scores[doc]
