@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import random
 from collections.abc import Sequence
@@ -16,6 +15,7 @@ from nats.js import JetStreamContext
 from nats.js.errors import APIError, NoStreamResponseError
 
 from shared.bus.auth import NatsAuth
+from shared.bus.election import LEADERLESS_FOR_S, through_election
 from shared.bus.envelope import Event
 from shared.bus.streams import stream_for_subject
 from shared.bus.subjects import ns_stream, ns_subject
@@ -118,7 +118,7 @@ async def publish_event(
     *,
     namespace: str = "",
     timeout: float = 5.0,  # noqa: ASYNC109 - the JetStream ack wait, passed to nats-py
-    leaderless_for: float = 15.0,
+    leaderless_for: float = LEADERLESS_FOR_S,
 ) -> PubAck:
     """Publish to JetStream with `Nats-Msg-Id` = event_id and wait for the stream's ack.
 
@@ -127,19 +127,17 @@ async def publish_event(
     """
     if not isinstance(event, Event):
         raise BadInputError(f"publish_event needs an Event, got {type(event).__name__}")
-    loop = asyncio.get_running_loop()
-    deadline, pause = loop.time() + leaderless_for, 0.25
-    while True:
-        try:
-            return await _publish_once(broker, event, namespace=namespace, timeout=timeout)
-        except _Leaderless as exc:
-            if loop.time() + pause > deadline:
-                raise BusError(
-                    f"publish of {event.subject} failed: no stream answered for "
-                    f"{leaderless_for:g} s ({type(exc.__cause__).__name__})"
-                ) from exc
-            await asyncio.sleep(pause)
-            pause = min(pause * 2, 2.0)
+    try:
+        return await through_election(
+            lambda: _publish_once(broker, event, namespace=namespace, timeout=timeout),
+            leaderless=(_Leaderless,),
+            within=leaderless_for,
+        )
+    except _Leaderless as exc:
+        raise BusError(
+            f"publish of {event.subject} failed: no stream answered for "
+            f"{leaderless_for:g} s ({type(exc.__cause__).__name__})"
+        ) from exc
 
 
 class _Leaderless(Exception):

@@ -8,9 +8,7 @@ the source and deletes the object. Object names are the uploader's own (a path, 
 
 from __future__ import annotations
 
-import asyncio
 import base64
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from nats.errors import Error as NatsError
@@ -25,34 +23,14 @@ from nats.js.errors import (
     ServiceUnavailableError,
 )
 
+from shared.bus.election import LEADERLESS_FOR_S, through_election
 from shared.errors import BadInputError, BusError
 
 SOURCES_BUCKET = "r42-sources"
 """The JetStream object store an uploader puts source files into."""
 
-LEADERLESS_FOR_S = 15.0
-"""How long an object operation is repeated while the bucket's stream has no leader."""
-
 # What a clustered stream answers (or fails to) while it elects a leader after a node died.
 _LEADERLESS = (NatsTimeoutError, NoStreamResponseError, NoRespondersError, ServiceUnavailableError)
-
-
-async def _through_election[T](operation: Callable[[], Awaitable[T]], *, within: float) -> T:
-    """Run `operation`, repeating it while the stream is leaderless, for up to `within` s.
-
-    Safe to repeat: a put writes its chunks under a fresh id each time and the old object
-    stays until the new meta entry replaces it; reads and deletes are idempotent.
-    """
-    loop = asyncio.get_running_loop()
-    deadline, pause = loop.time() + within, 0.25
-    while True:
-        try:
-            return await operation()
-        except _LEADERLESS:
-            if loop.time() + pause > deadline:
-                raise
-            await asyncio.sleep(pause)
-            pause = min(pause * 2, 2.0)
 
 
 async def read_source_object(connection: Any, name: str, *, max_bytes: int) -> bytes | None:
@@ -88,7 +66,9 @@ async def put_source_object(
     """Put a source file into r42-sources under `name` (replacing an object of that name).
 
     A timeout while the bucket's stream elects a new leader (a NATS node just died) is
-    repeated for up to `leaderless_for` seconds before it is reported.
+    repeated for up to `leaderless_for` seconds before it is reported. Safe to repeat: each
+    attempt writes its chunks under a fresh id, and the old object stays until the new meta
+    entry replaces it.
     """
     js = connection.jetstream()
 
@@ -97,7 +77,7 @@ async def put_source_object(
         await bucket.put(name, data)
 
     try:
-        await _through_election(put, within=leaderless_for)
+        await through_election(put, leaderless=_LEADERLESS, within=leaderless_for)
     except NatsError as exc:
         raise BusError(f"storing object {name!r} in {SOURCES_BUCKET}: {exc}") from exc
 
