@@ -31,7 +31,7 @@ import logging
 import os
 import socket
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
@@ -45,6 +45,7 @@ from shared.store import (
     LockRepository,
     ThreadMessage,
     ThreadRepository,
+    renewing,
 )
 
 log = logging.getLogger(__name__)
@@ -146,7 +147,8 @@ class TurnLedger:
             stored = await self.stored_reply(key)
             if stored is not None:
                 return stored
-            async with self._renewing(lock, owner) as held, thread_lock:
+            lease = HeldLease(self.store.locks, lock, owner, self.lease_s)
+            async with renewing(lease) as held, thread_lock:
                 answered = await self.store.idempotency.get(ANSWER_SCOPE, key)
                 if answered is not None:
                     reply = await self._finish_answered(request, answered.value)
@@ -186,32 +188,6 @@ class TurnLedger:
                  request.thread_key)  # fmt: skip
         answer = next((m.text for m in pair if m.role == "assistant"), "")
         return ChatReply(text=answer, replayed=True)
-
-    @contextlib.asynccontextmanager
-    async def _renewing(self, lock: str, owner: str) -> AsyncIterator[HeldLease]:
-        """Keep the lease while the turn runs; `held.lost` once a renewal failed."""
-        held = HeldLease(self.store.locks, lock, owner, self.lease_s)
-
-        async def renew() -> None:
-            while True:
-                await asyncio.sleep(self.lease_s / 3)
-                try:
-                    ok = await self.store.locks.renew(lock, owner, ttl_s=self.lease_s)
-                except Exception as exc:  # a store hiccup: try again on the next beat
-                    log.warning("could not renew the lease of %s: %s", lock, exc)
-                    continue
-                if not ok:
-                    held.lost = True
-                    log.warning("lost the lease of %s: another replica may take it over", lock)
-                    return
-
-        task = asyncio.create_task(renew())
-        try:
-            yield held
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
         plan_import,
         read_kb_file,
     )
-    from shared.store.leases import HeldLease, LockBusyError, hold_lock
+    from shared.store.leases import HeldLease, LockBusyError, hold_lock, renewing
     from shared.store.models import (
         LEARNING_RELEVANCES,
         RELATION_TYPES,
@@ -171,7 +171,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ImportPlan", "ImportRejectedError", "KbStats", "RowProblem", "export_kb", "import_kb",
         "kb_stats", "plan_import", "read_kb_file",
     ),
-    "shared.store.leases": ("HeldLease", "LockBusyError", "hold_lock"),
+    "shared.store.leases": ("HeldLease", "LockBusyError", "hold_lock", "renewing"),
     "shared.store.models": (
         "LEARNING_RELEVANCES", "RELATION_TYPES", "SOURCE_STATUSES", "TOPIC_TYPES", "Assertion",
         "ChunkMark", "HandbookSyncState", "KbChangeResult", "KbChanges", "LearningRelevance",
@@ -346,6 +346,7 @@ __all__ = [
     "plan_import",
     "read_kb_file",
     "redact_url",
+    "renewing",
     "undo_changes",
     "utcnow",
 ]

@@ -78,7 +78,16 @@ async def hold_lock(
         if left <= 0:
             raise LockBusyError(f"{name!r} stayed locked by another worker for {wait_s:g} s")
         await asyncio.sleep(min(poll_s, left))
-    held = HeldLease(locks, name, owner, ttl_s)
+    try:
+        async with renewing(HeldLease(locks, name, owner, ttl_s)) as held:
+            yield held
+    finally:
+        await asyncio.shield(locks.release(name, owner))
+
+
+@contextlib.asynccontextmanager
+async def renewing(held: HeldLease) -> AsyncIterator[HeldLease]:
+    """Renew an acquired lease every ttl/3 while the block runs; `held.lost` once it was lost."""
     renewer = asyncio.create_task(_keep_renewed(held))
     try:
         yield held
@@ -86,7 +95,6 @@ async def hold_lock(
         renewer.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await renewer
-        await asyncio.shield(locks.release(name, owner))
 
 
 async def _keep_renewed(held: HeldLease) -> None:
