@@ -6,9 +6,9 @@ sources (0), telemetry lost when the whole `r42 up` gets SIGTERM in the middle o
 events in the stream the telemetry service never stored), API calls per chunk under a
 persistent 5xx (≤ 5: the extractor service on a real nats-server against a fake Anthropic that
 answers 500 to everything, across real redeliveries), and the time to recover (every service
-answering again) after each kill, median and max. Every start waits until `r42 status --json`
-shows every service ready (the banner comes before a staged start's later services) and prints
-how long that took.
+answering again) after each kill, median and max. Every start waits until the `r42 status
+--json` document shows every service ready (the banner comes before a staged start's later
+services) and prints how long that took.
 Run: `.venv/bin/python bench/bench_chaos.py` (about 5 minutes on a laptop).
 """
 
@@ -101,12 +101,14 @@ class Stack:
         return data
 
     def status(self) -> dict[str, Any]:
-        done = subprocess.run(
-            [R42, "status", "--json", "--data-dir", str(self.data)],
-            capture_output=True, text=True, env=self.env, timeout=60,
-        )  # fmt: skip
-        doc: dict[str, Any] = json.loads(done.stdout) if done.returncode == 0 else {}
-        return doc
+        """The document `r42 status --json` prints, computed here.
+
+        A CLI process per poll costs 2.5-3.5 s on a loaded 2-core machine, which would
+        blur every time measured here by as much.
+        """
+        from services.cli.status import collect
+
+        return collect(self.data) or {}
 
     def wait_recovered(self, *, old_pid: int | None = None, what: str = "") -> float:
         """Seconds until NATS and every service answer (none of them with `old_pid`)."""
