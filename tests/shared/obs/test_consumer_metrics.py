@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import re
 
 from shared.bus import SourceProgress, current_delivery
 from shared.bus.streams import stream_for_subject
 from shared.bus.subjects import ns_stream, ns_subject
 from shared.errors import TransientError
 from shared.runtime.service import ServiceContext, ServiceSpec, Subscription
+from tests.deploy.conftest import DEPLOY, load_docs
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.shared.obs.scrape import Samples, hosted, scrape, value
 
 DURABLE = "obslag"
 PROCESSED = "faststream_received_processed_messages_total"
+PUBLISHED = "faststream_published_messages_total"
 
 
 def _lag(samples: Samples) -> tuple[float, float, float]:
@@ -88,4 +91,17 @@ async def test_lag_gauges_follow_a_delivery_until_it_is_acked(
     assert value(samples, PROCESSED, handler=subject, status="rejected") == 1
     durations = "faststream_received_processed_messages_duration_seconds_count"
     assert value(samples, durations, handler=subject) == 4
-    assert value(samples, "faststream_published_messages_total", status="success") >= 1
+    published = {s.labels["destination"]: s.value for s in samples[PUBLISHED]
+                 if s.labels["status"] == "success"}  # fmt: skip
+    # What the R42FailedEvents alert selects: the dead letter, nothing else published here.
+    failing = {d for d in published if _failed_events_selector().fullmatch(d)}
+    assert failing == {ns_subject("failed.source.progress", ns)}
+    assert published[ns_subject("failed.source.progress", ns)] == 1
+
+
+def _failed_events_selector() -> re.Pattern[str]:
+    """The destination regex of the R42FailedEvents alert (PromQL string escapes undone)."""
+    (doc,) = load_docs(DEPLOY / "prometheus" / "r42-alerts.yaml")
+    rule = next(r for g in doc["groups"] for r in g["rules"] if r["alert"] == "R42FailedEvents")
+    (quoted,) = re.findall(r'destination=~"((?:[^"\\]|\\.)*)"', rule["expr"])
+    return re.compile(quoted.replace("\\\\", "\\"))
