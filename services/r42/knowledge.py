@@ -65,6 +65,7 @@ PAGE_TOPICS = 128  # topics per store read of a full rebuild (parsed on the loop
 PAGE_RELATIONS = 256
 SLICE_TOPICS = 256
 FREEZE_EVERY_S = 0.05  # a full rebuild keeps what it built out of the GC this often
+UPDATE_FREEZE_S = 0.02  # ... and an update (its objects are collected young, then frozen)
 RETIRE_POLL_S = 0.25  # a replaced snapshot is freed in slices once no turn holds it
 RETIRE_WAIT_S = 60.0
 RELEASE_MIN = 4096  # containers of this many entries or more are emptied in chunks
@@ -148,7 +149,9 @@ def updating_snapshot(
         changed=changed, removed=removed, summaries=summaries
     )
     before = snapshot.topics
-    topics = _layered(before).derive(put=((topic.id, topic) for topic in changed), drop=removed)
+    topics = yield from _layered(before).deriving(
+        put=((topic.id, topic) for topic in changed), drop=removed
+    )
     labels = _layered(snapshot.labels)
     lost: set[str] = set()
     for topic_id in affected:
@@ -158,7 +161,7 @@ def updating_snapshot(
     fresh = {
         label: i for label, i in _labels(changed).items() if label in lost or label not in labels
     }
-    labels = labels.derive(drop=lost - fresh.keys(), put=fresh.items())
+    labels = yield from labels.deriving(drop=lost - fresh.keys(), put=fresh.items())
     if lost - fresh.keys():
         # A removed or renamed label another topic shares: that topic takes it over.
         taken: dict[str, str] = {}
@@ -167,7 +170,7 @@ def updating_snapshot(
                 taken.setdefault(key, topic.id)
             if at % 256 == 255:
                 yield None
-        labels = labels.derive(put=taken.items())
+        labels = yield from labels.deriving(put=taken.items())
     yield None
     relation_index = yield from snapshot.relations.replacing(affected, relations)
     yield None
@@ -217,13 +220,16 @@ async def load_snapshot(store: R42Store, *, index_cache: IndexCache | None = Non
     """
     cache = index_cache or IndexCache()
     topics, summaries = await _read_topics(store)
-    relations = await _read_relations(store)
-    index = await sliced(_freezing(cache.getting_or_building(topics, summaries=summaries)))
+    relations = await _read_relations(store, large=len(topics) >= FREEZE_MIN_TOPICS)
+    large = len(topics) >= FREEZE_MIN_TOPICS
+    index = await sliced(
+        _freezing(cache.getting_or_building(topics, summaries=summaries), active=large)
+    )
     # On a KB large enough for the compiled kernels (shared.kb.scoring), the first search
     # imports numba and loads them (compiled once per machine, then cached on disk): here,
     # in a worker thread, not in the first turn on the event loop.
     await asyncio.to_thread(index.search, "r42")
-    return await sliced(_freezing(_snapshot_steps(index, topics, relations)))
+    return await sliced(_freezing(_snapshot_steps(index, topics, relations), active=large))
 
 
 async def _read_topics(store: R42Store) -> tuple[list[Topic], dict[str, str]]:
@@ -237,17 +243,19 @@ async def _read_topics(store: R42Store) -> tuple[list[Topic], dict[str, str]]:
             text = content_text(content, limit=SUMMARY_CHARS)
             if text:
                 summaries[content.topic_id] = text
-        _freeze_long_lived()
+        if len(topics) >= FREEZE_MIN_TOPICS:
+            _freeze_long_lived()
     return topics, summaries
 
 
-async def _read_relations(store: R42Store) -> list[Relation]:
+async def _read_relations(store: R42Store, *, large: bool) -> list[Relation]:
     relations: list[Relation] = []
     after: Relation | None = None
     while page := await store.relations.page(after=after, limit=PAGE_RELATIONS):
         relations += page
         after = page[-1]
-        _freeze_long_lived()
+        if large:
+            _freeze_long_lived()
     return relations
 
 
@@ -273,8 +281,14 @@ def _snapshot_steps(
     )
 
 
-def _freezing[T](steps: Steps[T], *, every_s: float = FREEZE_EVERY_S) -> Steps[T]:
-    """These steps, with what they built so far kept out of the collector every `every_s`."""
+def _freezing[T](steps: Steps[T], *, active: bool, every_s: float = FREEZE_EVERY_S) -> Steps[T]:
+    """These steps, with what they built so far kept out of the collector every `every_s`.
+
+    Each time only the objects made since the last time are collected first (the young
+    generations), a short pass, where one collection after the whole work was not.
+    """
+    if not active:
+        return (yield from steps)
     value: Any = None
     mark = time.perf_counter()
     while True:
@@ -390,12 +404,11 @@ class KbCache:
             if text:
                 summaries[content.topic_id] = text
         removed = ids - {topic.id for topic in changed}
-        return await sliced(
-            updating_snapshot(
-                snapshot, changed=changed, removed=removed, relations=relations,
-                summaries=summaries,
-            )
-        )  # fmt: skip
+        steps = updating_snapshot(
+            snapshot, changed=changed, removed=removed, relations=relations, summaries=summaries
+        )
+        large = len(snapshot.topics) >= FREEZE_MIN_TOPICS
+        return await sliced(_freezing(steps, active=large, every_s=UPDATE_FREEZE_S))
 
     async def get(self) -> KbSnapshot:
         """The snapshot to answer from; waits (≤ fresh_wait_s) for updates and invalidations."""

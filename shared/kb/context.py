@@ -133,7 +133,9 @@ class RelationIndex:
             if at % 64 == 63:
                 yield None
         new = object.__new__(RelationIndex)
-        new._by_topic = by_topic.derive(put=changes.items(), drop=affected - changes.keys())
+        new._by_topic = yield from by_topic.deriving(
+            put=changes.items(), drop=affected - changes.keys()
+        )
         return new
 
     def among(self, topic_ids: Iterable[str]) -> list[RelationLike]:

@@ -323,7 +323,7 @@ class RetrievalIndex:
         split[split_terms] = True
         first = len(self._ids)
         ids = [*self._ids, *(topic.id for topic in fresh)]
-        numbers = numbers.derive(
+        numbers = yield from numbers.deriving(
             drop=dropped, put=((topic.id, first + at) for at, topic in enumerate(fresh))
         )
         ordered, rank = self._reordered(dead, dropped, [topic.id for topic in fresh])
@@ -348,7 +348,12 @@ class RetrievalIndex:
             )
             ids = list(itertools.compress(ids, live.tolist()))
             yield None
-            numbers = position_of_ids(ids)
+            renumbered: dict[str, int] = {}
+            for start in range(0, len(ids), SLICE_TOPICS * 8):
+                end = min(start + SLICE_TOPICS * 8, len(ids))
+                renumbered.update(zip(ids[start:end], range(start, end), strict=True))
+                yield None
+            numbers = Layered.of(renumbered)
             rank = rank[live]
         yield None
         fingerprint: str = yield lambda: kb_hash_of_sorted(ordered)  # hashlib frees the GIL
@@ -591,11 +596,6 @@ class _QueryTerms:
     concept: np.ndarray
     factors: np.ndarray
     concept_weight: np.ndarray  # per word
-
-
-def position_of_ids(ids: list[str]) -> Layered[str, int]:
-    """Topic id → topic number."""
-    return Layered.of(dict(zip(ids, range(len(ids)), strict=True)))
 
 
 class IndexCache:
