@@ -1,6 +1,6 @@
 """First answer of a newcomer: `r42 up` on a terminal, the README's question typed at the prompt.
 
-Run: python bench/bench_first_answer.py [--runs 3] [--against CHECKOUT]
+Run: python bench/bench_first_answer.py [--runs 3] [--against CHECKOUT | --plain]
 Each run starts `r42 up` on a pseudo-terminal (the console, as `make up` opens it) on a fresh
 data dir with the offline LLM, types the README's question the moment the prompt shows, and
 times the answer (its "Bronnen:" line) from the spawn, from the "up" banner and from the prompt.
@@ -9,7 +9,8 @@ ratio says what the first answer costs beyond a normal one. Also prints whether 
 the sample handbook was still being read, and when that ingest finished (from the store).
 Goals: ≤ 2.5 s after start (issue 19), ≤ 3 s after the prompt (issue 20). With `--against`
 another checkout (its own `.venv`, e.g. a worktree of main) runs alternately in the same
-rounds, and its medians and the ratios to it are printed.
+rounds, and its medians and the ratios to it are printed; `--plain` does the same with this
+checkout's services spawned one by one (R42_FORK_SERVER=false) instead of forked.
 """
 
 from __future__ import annotations
@@ -111,11 +112,16 @@ def _ingest_done(db: Path) -> bool:
     return bool(rows) and all(r[0] in ("completed", "failed") for r in rows)
 
 
-def one_run(r42_bin: Path | None = None) -> RunFigures:
+def one_run(r42_bin: Path | None = None, *, plain: bool = False) -> RunFigures:
     with tempfile.TemporaryDirectory(prefix="r42-first-answer-") as tmp:
         data = Path(tmp) / "data"
         drop = ("R42_", "SLACK_", "ANTHROPIC_", "NATS_", "TEAMS_")
         env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
+        # As a user runs it: Python caches bytecode (a shell with this set recompiles every
+        # module in every process, every start).
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        if plain:
+            env["R42_FORK_SERVER"] = "false"
         env.update(R42_DATA_DIR=str(data), R42_LLM="offline", COLUMNS="100", LINES="40",
                    TERM="xterm-256color")  # fmt: skip
         r42 = str(r42_bin or Path(sys.executable).parent / "r42")
@@ -154,7 +160,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--against", type=Path, help="a baseline checkout with its own .venv")
+    parser.add_argument("--plain", action="store_true",
+                        help="baseline: this checkout with R42_FORK_SERVER=false")  # fmt: skip
     args = parser.parse_args()
+    if args.plain and args.against:
+        parser.error("--plain and --against are two different baselines: pick one")
     base_r42 = args.against / ".venv" / "bin" / "r42" if args.against else None
     if base_r42 is not None and not base_r42.exists():
         parser.error(f"{base_r42} does not exist (run `make .venv/.installed` there)")
@@ -162,8 +172,8 @@ def main() -> None:
     runs: list[RunFigures] = []
     base: list[RunFigures] = []
     for _ in range(args.runs):  # alternately, so both see the same load
-        if base_r42 is not None:
-            base.append(one_run(base_r42))
+        if base_r42 is not None or args.plain:
+            base.append(one_run(base_r42, plain=args.plain))
         runs.append(one_run())
 
     def med(values: list[float]) -> float:
@@ -195,7 +205,8 @@ def main() -> None:
     if base:
         base_first = med([r.answer_s for r in base])
         base_prompt = med([r.prompt_s for r in base])
-        print(f"  baseline {args.against} (same rounds): prompt {base_prompt:.2f} s, first answer "
+        which = "R42_FORK_SERVER=false" if args.plain else args.against
+        print(f"  baseline {which} (same rounds): prompt {base_prompt:.2f} s, first answer "
               f"{base_first:.2f} s after start (runs: "
               f"{', '.join(f'{r.answer_s:.2f}' for r in base)} s)")  # fmt: skip
         prompt = med([r.prompt_s for r in runs])

@@ -137,6 +137,7 @@ def one_run(settle: float, *, wait_ready: bool = True, r42: Path | None = None) 
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("R42_", "SLACK_", "ANTHROPIC_", "NATS_", "OTEL_"))}  # fmt: skip
         env.update({"R42_DATA_DIR": str(data), "R42_LLM": "offline"})
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # as a user runs it: bytecode is cached
         r42 = r42 or Path(sys.executable).parent / "r42"
         started = time.perf_counter()
         proc = subprocess.Popen([str(r42), "up", "--no-console", "--data-dir", str(data)],

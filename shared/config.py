@@ -69,6 +69,11 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="R42_", extra="ignore", populate_by_name=True)
 
     data_dir: Path = Field(default=Path(".r42"))
+    fork_server: bool = Field(
+        default=True,
+        description="`r42 up` forks services from one pre-imported process (Linux); false: "
+        "each starts as its own Python",
+    )
     store: str | None = Field(default=None, description="sqlite:///path or mongodb://…")
     nats_url: str | None = Field(
         default=None, validation_alias=AliasChoices("NATS_URL", "R42_NATS_URL")

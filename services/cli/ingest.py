@@ -30,11 +30,11 @@ from services.cli.ingest_resume import (
     unfinished_source,
     upload_event,
 )
+from services.cli.sync_words import waiting_words
 from services.extractor.handbook import FileOutcome, github_client, sync_handbook
 from services.extractor.lifecycle import delete_source
 from services.extractor.local import follow_sources, ingest_locally
 from services.extractor.outcomes import mark_cancelled, read_progress
-from services.extractor.pending_bounds import waiting_line
 from services.extractor.session import (
     AdminSession,
     admin_session,
@@ -444,7 +444,7 @@ async def _sync(settings: Settings, console: Console) -> int:
                   f"({report.github_requests} GitHub request(s))")  # fmt: skip
     if report.rate_limited:
         console.print(Text(f"stopped: {report.rate_limited}; sync again after that", "red"))
-    if report.waiting is not None and (line := waiting_line(report.waiting)):
+    if report.waiting is not None and (line := waiting_words(report.waiting.summary())):
         console.print(Text(f"{line} (see `r42 kb pending`)", "yellow"))
     return 1 if report.count("failed") or report.rate_limited else 0
 

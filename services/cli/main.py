@@ -145,6 +145,11 @@ def quiet_logging(argv: list[str]) -> list[str]:
 def main() -> None:
     """Run the CLI."""
     argv = quiet_logging(sys.argv[1:])
+    if modules_for(argv) == COMMAND_MODULES["up"] and not {"--help", "-h"} & set(argv):
+        # Its services' common imports run in the fork server while this process imports.
+        from shared.runtime.forking import start_early
+
+        start_early(os.environ, python=sys.executable)
     stdout, fd = sys.stdout, sys.stdout.fileno()
     was_devnull = _is_devnull(fd)
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 from pathlib import Path
 from typing import Annotated
@@ -12,7 +13,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.text import Text
 
-from services.cli.up_session import EXIT_FAILED, until_stopped
+from services.cli.up_session import EXIT_FAILED, choose_console, until_stopped
 from shared.config import Settings, build_settings, describe_settings_error
 from shared.errors import R42Error
 from shared.runtime.launch import defer_imports
@@ -56,7 +57,7 @@ class _Reporter:
 async def serve(
     *, settings: Settings, services: tuple[ServiceSpec, ...], console: bool, out: Console,
     err: Console, cluster: int = 1, replicas: int = 1, later: frozenset[str] = LATER,
-    policy: RestartPolicy | None = None,
+    policy: RestartPolicy | None = None, fork_server: bool = False,
 ) -> int:  # fmt: skip
     """Start everything, wait for Ctrl-C / SIGTERM (or the console to end), stop everything.
 
@@ -69,7 +70,7 @@ async def serve(
     runtime = EmbeddedRuntime(
         data_dir=settings.data_dir, services=services, nats_url=settings.nats_url,
         on_event=_Reporter(err), store_url=settings.store_url, cluster=cluster,
-        replicas=replicas, later=later, policy=policy,
+        replicas=replicas, later=later, policy=policy, fork_server=fork_server,
     )  # fmt: skip
     signals = 0
 
@@ -86,17 +87,21 @@ async def serve(
     for sig in handled:
         loop.add_signal_handler(sig, on_signal)
     try:
+        # The console's imports (the gateway client) run while NATS and the services start.
+        chosen = choose_console(settings, wanted=console)
         # A signal during start-up is honoured right after it: cancelling mid-way could
         # leave a nats-server starting in a worker thread with nobody to stop it.
         try:
             state = await runtime.start()
         except R42Error as exc:
             err.print(Text(f"r42 up: {exc}", style="bold red"), soft_wrap=True)
+            with contextlib.suppress(Exception):
+                await chosen
             return EXIT_FAILED
         try:
             rc = await until_stopped(
                 settings=settings, runtime=runtime, state=state, console=console, stop=stop,
-                out=out, err=err,
+                out=out, err=err, chosen=chosen,
             )  # fmt: skip
         except R42Error as exc:
             err.print(Text(f"r42 up: {exc}", style="bold red"), soft_wrap=True)
@@ -160,6 +165,10 @@ def run_up(
         problems = describe_settings_error(exc)
         err.print(Text(f"r42 up: invalid settings: {problems}", style="bold red"), soft_wrap=True)
         return EXIT_USAGE
+    if not settings.fork_server:
+        from shared.runtime.forking import discard_early
+
+        discard_early()
     from services.registry import available_services, select_services
 
     try:
@@ -188,6 +197,7 @@ def run_up(
             err=err,
             cluster=cluster,
             replicas=replicas,
+            fork_server=settings.fork_server,
         )
     )
 

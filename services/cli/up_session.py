@@ -62,14 +62,24 @@ async def _until_done(ends: set[asyncio.Task[Any]], later: asyncio.Task[None]) -
             return
 
 
+ConsoleChoice = tuple["ConsoleRun | None", str]
+
+
+def choose_console(settings: Settings, *, wanted: bool) -> asyncio.Task[ConsoleChoice]:
+    """`console_choice` in a worker thread: the console's imports run while services start."""
+    return asyncio.create_task(asyncio.to_thread(console_choice, settings, wanted=wanted))
+
+
 async def until_stopped(
     *, settings: Settings, runtime: EmbeddedRuntime, state: RuntimeState, console: bool,
     stop: asyncio.Event, out: Console, err: Console,
+    chosen: asyncio.Task[ConsoleChoice] | None = None,
 ) -> int:  # fmt: skip
     """Say where things are, open the console if there is one, wait for the end."""
     for note in runtime.notes:
         err.print(Text(note, style="yellow"), soft_wrap=True)
-    run, console_note = console_choice(settings, wanted=console)
+    chosen = chosen or choose_console(settings, wanted=console)
+    run, console_note = await chosen
     # Above the console its language already (the banner follows in Dutch).
     waiting = (
         "wachten tot de chat antwoordt…" if run else "waiting for the chat path to answer…"

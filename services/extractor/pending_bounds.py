@@ -4,8 +4,9 @@ A handbook file's relation to a topic no synced file defines would wait forever,
 The rule: a file keeps at most MAX_PER_FILE pending relations (the rest are dropped when
 the file is merged, and logged); after a complete sync (every file of the tree synced, none
 failed, held or left untried) whatever still waits is waiting for a topic no file of the
-tree defines: the sync reports each such relation once, and drops those that have waited
-longer than MAX_WAIT (counted from the first version of the file that asserted them).
+tree defines: the sync reports each such relation once (as typed data, `Unresolved.summary`,
+that each surface words), and drops those that have waited longer than MAX_WAIT (counted
+from the first version of the file that asserted them).
 `r42 kb pending` lists everything that waits, with its source and age.
 """
 
@@ -16,8 +17,15 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from services.extractor.pending import HANDBOOK_PREFIX, describe, missing_ends, resolve_pending
+from services.extractor.pending import (
+    HANDBOOK_PREFIX,
+    describe,
+    file_of,
+    missing_ends,
+    resolve_pending,
+)
 from services.extractor.ports import ExtractorStore
+from shared.bus.extractor_rpc import SHOWN_WAITING, SyncWaiting, WaitingRelation
 from shared.store import PendingRelation, utcnow
 
 log = logging.getLogger(__name__)
@@ -39,32 +47,22 @@ class Unresolved:
     still_waiting: int = 0
     """Every handbook relation that still waits (reported before or now)."""
 
-
-def waiting_line(unresolved: Unresolved) -> str:
-    """The sync's one line about relations no file can complete (empty when there are none)."""
-    parts = []
-    if unresolved.newly_waiting:
-        n = len(unresolved.newly_waiting)
-        parts.append(f"{n} relation(s) wait for topics no file defines: "
-                     f"{describe(unresolved.newly_waiting)}")  # fmt: skip
-    if unresolved.expired:
-        days = MAX_WAIT.days
-        parts.append(f"{len(unresolved.expired)} relation(s) dropped after waiting {days} days: "
-                     f"{describe(unresolved.expired)}")  # fmt: skip
-    return "; ".join(parts)
+    def summary(self) -> SyncWaiting:
+        """The typed report a sync's reply carries; each surface words it in its language."""
+        return SyncWaiting(
+            newly_waiting=len(self.newly_waiting), expired=len(self.expired),
+            still_waiting=self.still_waiting, max_wait_days=MAX_WAIT.days,
+            newly_shown=_shown(self.newly_waiting), expired_shown=_shown(self.expired),
+        )  # fmt: skip
 
 
-def waiting_line_nl(unresolved: Unresolved) -> str:
-    """The same line in Dutch, for the admin who synced from Slack."""
-    parts = []
-    if unresolved.newly_waiting:
-        n = len(unresolved.newly_waiting)
-        parts.append(f"{n} relatie(s) wachten op onderwerpen die geen bestand definieert: "
-                     f"{describe(unresolved.newly_waiting)}")  # fmt: skip
-    if unresolved.expired:
-        parts.append(f"{len(unresolved.expired)} relatie(s) vervallen na {MAX_WAIT.days} dagen "
-                     f"wachten: {describe(unresolved.expired)}")  # fmt: skip
-    return "; ".join(parts)
+def _shown(rows: list[PendingRelation]) -> list[WaitingRelation]:
+    shown = []
+    for p in rows[:SHOWN_WAITING]:
+        r = p.relation
+        shown.append(WaitingRelation(source=r.source, target=r.target, type=r.type,
+                                     file=file_of(p.source_id)))  # fmt: skip
+    return shown
 
 
 def _reported_key(p: PendingRelation) -> str:

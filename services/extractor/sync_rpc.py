@@ -6,7 +6,6 @@ import asyncio
 
 from services.extractor.handbook import sync_handbook
 from services.extractor.handlers import ExtractorDeps
-from services.extractor.pending_bounds import waiting_line_nl
 from shared.bus.extractor_rpc import HandbookSyncReply, HandbookSyncRequest
 from shared.errors import BadInputError
 
@@ -36,9 +35,8 @@ async def answer_sync(
         reset = report.rate_limit_reset
         when = f"; probeer het na {reset:%H:%M} UTC opnieuw" if reset else ""
         message = f"gestopt: de GitHub-limiet is bereikt{when}. {message}".strip()
-    if report.waiting is not None and (line := waiting_line_nl(report.waiting)):
-        message = f"{message}; {line}" if message else line
     return HandbookSyncReply(
         changed=report.count("changed"), unchanged=report.count("unchanged"),
         failed=len(failed), message=message[:4000],
+        waiting=report.waiting.summary() if report.waiting is not None else None,
     )  # fmt: skip

@@ -18,6 +18,47 @@ class HandbookSyncRequest(BaseModel):
     user_id: str = Field(min_length=1, max_length=200)
 
 
+SHOWN_WAITING = 5
+"""A sync names at most this many waiting (or dropped) relations of each kind."""
+
+
+class WaitingRelation(BaseModel):
+    """A relation a handbook file asserts that waits for a topic (ids as in the graph)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    source: str = Field(min_length=1, max_length=120)
+    target: str = Field(min_length=1, max_length=120)
+    type: str = Field(min_length=1, max_length=40)
+    file: str = Field(min_length=1, max_length=500)
+    """The handbook path that asserts it."""
+
+
+class SyncWaiting(BaseModel):
+    """After a complete sync: relations that wait for topics no file of the tree defines.
+
+    Counts and the first few relations of each kind; every surface words it itself.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    newly_waiting: int = Field(default=0, ge=0)
+    """Found waiting for the first time (each relation is reported once)."""
+    expired: int = Field(default=0, ge=0)
+    """Dropped now: they waited longer than `max_wait_days`."""
+    still_waiting: int = Field(default=0, ge=0)
+    """Every handbook relation that still waits (reported before or now)."""
+    max_wait_days: int = Field(ge=1)
+    newly_shown: list[WaitingRelation] = Field(default_factory=list, max_length=SHOWN_WAITING)
+    expired_shown: list[WaitingRelation] = Field(default_factory=list, max_length=SHOWN_WAITING)
+
+
+def named(shown: list[WaitingRelation], count: int) -> str:
+    """The shown relations as `a → b (file)`, with `…` when `count` is more (no words)."""
+    listed = "; ".join(f"{r.source} → {r.target} ({r.file})" for r in shown)
+    return listed + (" …" if count > len(shown) else "")
+
+
 class HandbookSyncReply(BaseModel):
     """How many handbook files changed, were unchanged or failed."""
 
@@ -27,6 +68,8 @@ class HandbookSyncReply(BaseModel):
     unchanged: int = Field(default=0, ge=0)
     failed: int = Field(default=0, ge=0)
     message: str = Field(default="", max_length=4000)
+    waiting: SyncWaiting | None = None
+    """Set after a complete sync only (an incomplete one cannot know what no file defines)."""
 
 
 KB_IMPORT_SUBJECT = "rpc.extractor.kb_import"

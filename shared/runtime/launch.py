@@ -28,6 +28,12 @@ DEFERRED = ("aiohttp",)
 """Packages nats-py imports that a bus-only process never uses (the WebSocket transport)."""
 EAGER_MODULES = frozenset({"services.gateway"})
 """Services that use aiohttp as soon as they start: deferring gains them nothing."""
+LAUNCH_MODULE = "shared.runtime.launch"
+
+
+def launch_command(module: str, args: tuple[str, ...] = (), python: str = "") -> list[str]:
+    """The command line that runs `module` under this bootstrap (also a forked one's title)."""
+    return [python or sys.executable, "-m", LAUNCH_MODULE, module, *args]
 
 
 class _Deferred(types.ModuleType):

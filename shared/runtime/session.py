@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -45,6 +46,8 @@ from shared.runtime.supervisor import (
 
 if TYPE_CHECKING:
     import httpx2
+
+    from shared.runtime.forking import ForkServer
 
     # Loaded by `r42 up` only: a service imports this module for client_auth and should
     # not pay for the server and readiness helpers (httpx2).
@@ -171,6 +174,7 @@ class EmbeddedRuntime:
         cluster: int = 1,
         replicas: int = 1,
         later: Collection[str] = (),
+        fork_server: bool = False,
     ) -> None:
         self.data_dir = Path(data_dir).expanduser().resolve()
         from shared.runtime.nodes import check_cluster_size
@@ -198,6 +202,8 @@ class EmbeddedRuntime:
         self._lock: RuntimeLock | None = None
         self._stopping = False
         self._http: httpx2.Client | None = None  # the readiness poller's, reused
+        self.use_fork_server = fork_server
+        self._forks: ForkServer | None = None
 
     @property
     def logs_dir(self) -> Path:
@@ -240,7 +246,20 @@ class EmbeddedRuntime:
         assert self.state is not None
         return self.state
 
+    def _start_fork_server(self) -> None:
+        """Adopt the fork server `r42 up` started early, or start one: it imports meanwhile."""
+        from shared.runtime.forking import ForkServer, adopt_early
+
+        self._forks = adopt_early()
+        if self._forks is None:
+            env = {k: v for k, v in self.env.items() if k not in {"R42_NATS_URL", *_CREDS_ENV}}
+            self._forks = ForkServer.start(
+                python=sys.executable, env=env, log_path=self.logs_dir / "fork-server.log"
+            )
+
     async def _start_locked(self) -> None:
+        if self.use_fork_server:
+            self._start_fork_server()
         stale = read_state(self.data_dir)
         if stale is not None:
             for what in await asyncio.to_thread(reap_stale, stale):
@@ -284,9 +303,12 @@ class EmbeddedRuntime:
         }
         self.supervisor = Supervisor(
             self.services, log_dir=self.logs_dir, env=env, policy=self.policy,
-            on_event=self._on_event, service_env=service_env,
+            on_event=self._on_event, service_env=service_env, fork_server=self._forks,
         )  # fmt: skip
+        self._forks = None  # the supervisor owns it now
         await self.supervisor.start(self.first)
+        if not self.later:
+            await self.supervisor.release_fork_server()
         if self.nats is not None:
             self.nats.supervise()
         self._save()
@@ -296,6 +318,7 @@ class EmbeddedRuntime:
         if self._stopping or self.supervisor is None:
             return
         await self.supervisor.start(self.later)
+        await self.supervisor.release_fork_server()
         self._save()
 
     def _authorization(self) -> str:
@@ -417,6 +440,8 @@ class EmbeddedRuntime:
         """SIGKILL every child now (a second Ctrl-C while stopping)."""
         if self.supervisor is not None:
             self.supervisor.kill()
+        if self._forks is not None:
+            self._forks.kill()
 
     async def stop(self) -> None:
         """Stop services, then the nats-server we started; remove the state file; unlock."""
@@ -425,6 +450,9 @@ class EmbeddedRuntime:
         if self.supervisor is not None:
             await self.supervisor.stop()
             self.supervisor = None
+        forks, self._forks = self._forks, None
+        if forks is not None:  # the start failed before a supervisor took it over
+            await forks.close()
         nodes, self.nats = self.nats, None
         if nodes is not None:
             await nodes.stop()

@@ -14,13 +14,12 @@ from pathlib import Path
 from pydantic import BaseModel, Field, ValidationError
 
 from shared.errors import PermanentError
+from shared.runtime.launch import LAUNCH_MODULE
 
 log = logging.getLogger(__name__)
 
 STATE_FILE = "runtime.json"
 LOCK_FILE = "runtime.lock"
-LAUNCH_MODULE = "shared.runtime.launch"
-"""Every supervised child runs through this module; stale-process checks look for it."""
 
 
 class RuntimeBusyError(PermanentError):
@@ -168,7 +167,9 @@ def _cmdline(pid: int) -> list[str] | None:
         raw = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return None
-    return [part.decode(errors="replace") for part in raw.split(b"\0") if part]
+    parts = [part.decode(errors="replace") for part in raw.split(b"\0") if part]
+    # A forked service carries its launch command as its title: one string, spaces inside.
+    return parts[0].split() if len(parts) == 1 else parts
 
 
 def _terminate(pid: int, *, group: bool, timeout: float = 5.0) -> None:

@@ -16,11 +16,13 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from shared.errors import ConfigError
-from shared.runtime.launch import SUPERVISOR_PID_ENV
-from shared.runtime.state import LAUNCH_MODULE
+from shared.runtime.launch import EAGER_MODULES, SUPERVISOR_PID_ENV, launch_command
+
+if TYPE_CHECKING:
+    from shared.runtime.forking import ForkServer
 
 log = logging.getLogger(__name__)
 
@@ -170,10 +172,24 @@ class SupervisorEvent:
     message: str = ""
 
 
+class ChildProcess(Protocol):
+    """A spawned (asyncio) or forked (fork server) child, waited for and signalled alike."""
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    async def wait(self) -> int: ...
+
+    def send_signal(self, sig: int) -> None: ...
+
+
 @dataclass
 class _Child:
     spec: ServiceSpec
-    proc: asyncio.subprocess.Process | None = None
+    proc: ChildProcess | None = None
     task: asyncio.Task[None] | None = None
     starts: int = 0
 
@@ -217,6 +233,7 @@ class Supervisor:
         python: str | None = None,
         on_event: Callable[[SupervisorEvent], None] | None = None,
         service_env: Mapping[str, Mapping[str, str]] | None = None,
+        fork_server: ForkServer | None = None,
     ) -> None:
         names = [s.instance for s in specs]
         if len(set(names)) != len(names):
@@ -231,6 +248,14 @@ class Supervisor:
         self.events: deque[SupervisorEvent] = deque(maxlen=1000)
         self._children = {s.instance: _Child(s) for s in specs}
         self._stopping = asyncio.Event()
+        self.fork_server = fork_server
+        """Forks services from pre-imported modules during the start; None: plain spawns."""
+
+    async def release_fork_server(self) -> None:
+        """Close the fork server (later starts and restarts spawn plainly)."""
+        server, self.fork_server = self.fork_server, None
+        if server is not None:
+            await server.close()
 
     @property
     def pids(self) -> dict[str, int]:
@@ -284,6 +309,7 @@ class Supervisor:
         """SIGTERM every child's process group, wait, then SIGKILL what is left."""
         timeout = self.policy.stop_timeout_s if timeout is None else timeout
         self._stopping.set()
+        await self.release_fork_server()
         for child in self._children.values():
             self._signal(child, signal.SIGTERM)
         tasks = [c.task for c in self._children.values() if c.task and not c.task.done()]
@@ -300,6 +326,8 @@ class Supervisor:
     def kill(self) -> None:
         """SIGKILL every live child's process group now (second Ctrl-C)."""
         self._stopping.set()
+        if self.fork_server is not None:
+            self.fork_server.kill()
         for child in self._children.values():
             if self._signal(child, signal.SIGKILL):
                 pid = child.proc.pid if child.proc else None
@@ -328,7 +356,7 @@ class Supervisor:
             except Exception:  # a reporting bug must not kill the supervisor
                 log.exception("supervisor on_event callback failed")
 
-    async def _spawn(self, child: _Child) -> asyncio.subprocess.Process:
+    async def _spawn(self, child: _Child) -> ChildProcess:
         spec = child.spec
         path = self.log_path(spec.instance)
         if path.exists() and path.stat().st_size > LOG_ROTATE_BYTES:
@@ -345,11 +373,14 @@ class Supervisor:
             env["R42_INSTANCE"] = spec.instance
         else:
             env.pop("R42_INSTANCE", None)
-        cmd = [self.python, "-m", LAUNCH_MODULE, spec.module, *spec.args]
+        cmd = launch_command(spec.module, spec.args, self.python)
         with path.open("ab") as logfile:
             stamp = datetime.now(UTC).isoformat(timespec="seconds")
             logfile.write(f"--- {stamp} start: python -m {spec.module} ---\n".encode())
             logfile.flush()
+            forked = await self._fork(spec, env, path)
+            if forked is not None:
+                return forked
             return await asyncio.create_subprocess_exec(
                 *cmd,
                 stdin=subprocess.DEVNULL,
@@ -360,6 +391,23 @@ class Supervisor:
                 # stops children in order; killpg also reaches their grandchildren.
                 start_new_session=True,
             )
+
+    async def _fork(
+        self, spec: ServiceSpec, env: dict[str, str], path: Path
+    ) -> ChildProcess | None:
+        """The service forked by the fork server, or None to spawn it plainly."""
+        server = self.fork_server
+        if server is None or spec.module in EAGER_MODULES:
+            return None
+        from shared.runtime.forking import ForkServerError
+
+        try:
+            return await server.spawn(module=spec.module, args=spec.args, env=env, log_path=path)
+        except ForkServerError as exc:
+            log.warning("fork server failed (%s); services start one by one", exc)
+            if self.fork_server is server:
+                await self.release_fork_server()
+            return None
 
     async def _run(self, child: _Child, spawned: asyncio.Future[None]) -> None:
         name = child.spec.instance

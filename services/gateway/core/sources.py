@@ -15,6 +15,8 @@ from shared.bus.extractor_rpc import (
     HandbookSyncRequest,
     RegisterUploadReply,
     RegisterUploadRequest,
+    SyncWaiting,
+    named,
 )
 from shared.bus.objects import delete_source_object, put_source_object
 from shared.errors import BadInputError, BusError, NotFoundError
@@ -118,4 +120,19 @@ def describe_sync(reply: HandbookSyncReply) -> str:
         f"handboek gesynchroniseerd: {reply.changed} bestand(en) bijgewerkt, "
         f"{reply.unchanged} ongewijzigd, {reply.failed} mislukt"
     )
-    return f"{line}. {reply.message}".strip() if reply.message else line
+    notes = "; ".join(n for n in (reply.message, describe_waiting(reply.waiting)) if n)
+    return f"{line}. {notes}" if notes else line
+
+
+def describe_waiting(waiting: SyncWaiting | None) -> str:
+    """The sync's relations that wait for topics no file defines (empty when none are new)."""
+    if waiting is None:
+        return ""
+    parts = []
+    if n := waiting.newly_waiting:
+        listed = named(waiting.newly_shown, n)
+        parts.append(f"{n} relatie(s) wachten op onderwerpen die geen bestand definieert: {listed}")
+    if n := waiting.expired:
+        listed, days = named(waiting.expired_shown, n), waiting.max_wait_days
+        parts.append(f"{n} relatie(s) vervallen na {days} dagen wachten: {listed}")
+    return "; ".join(parts)

@@ -10,13 +10,17 @@ from typing import Any
 
 from typer.testing import CliRunner
 
+from services.cli.sync_words import waiting_words
 from services.extractor.outcomes import fail_source
 from services.extractor.pending import MAX_PER_FILE, carry_over
-from services.extractor.pending_bounds import MAX_WAIT, Unresolved, waiting_line, waiting_line_nl
+from services.extractor.pending_bounds import MAX_WAIT, Unresolved
+from shared.bus.extractor_rpc import SyncWaiting, WaitingRelation
 from shared.store import PendingRelation, Relation, Source, Store
 from tests.fakes.anthropic_server import FakeAnthropic
+from tests.fakes.fixtures import FAKE_ANTHROPIC_API_KEY
 
 from .fake_github import FakeGitHub
+from .test_cli import app
 from .test_sync_lifecycle import ROLLEN, knowing, sync
 
 WAITS = ("handbook:a.md", 0, "teamlead", "verlof", "related_to")
@@ -49,9 +53,10 @@ async def test_a_relation_no_file_can_complete_is_listed_reported_once_then_drop
         report, _ = await sync(store, github)
         assert report.complete and report.waiting is not None
         assert [p.identity for p in report.waiting.newly_waiting] == [WAITS]
-        line = waiting_line(report.waiting)
-        assert line.startswith("1 relation(s) wait for topics no file defines: teamlead → verlof")
-        assert "(a.md)" in line
+        named = WaitingRelation(source="teamlead", target="verlof", type="related_to", file="a.md")
+        assert report.waiting.summary() == SyncWaiting(
+            newly_waiting=1, still_waiting=1, max_wait_days=30, newly_shown=[named]
+        )
         url = f"sqlite:///{tmp_path / 'kb.db'}"  # the extractor conftest's store file
         listed = await _kb_pending(url)
         assert listed["total"] == 1
@@ -65,7 +70,7 @@ async def test_a_relation_no_file_can_complete_is_listed_reported_once_then_drop
 
         again, _ = await sync(store, github)  # a no-op sync: already reported, still waiting
         assert again.waiting is not None and again.waiting.newly_waiting == []
-        assert again.waiting.still_waiting == 1 and waiting_line(again.waiting) == ""
+        assert again.waiting.summary() == SyncWaiting(still_waiting=1, max_wait_days=30)
 
         await _age(store, MAX_WAIT.days - 1)
         kept, _ = await sync(store, github)
@@ -74,7 +79,9 @@ async def test_a_relation_no_file_can_complete_is_listed_reported_once_then_drop
         dropped, _ = await sync(store, github)
         assert dropped.waiting is not None
         assert [p.identity for p in dropped.waiting.expired] == [WAITS]
-        assert "1 relation(s) dropped after waiting 30 days" in waiting_line(dropped.waiting)
+        assert dropped.waiting.summary() == SyncWaiting(
+            expired=1, max_wait_days=30, expired_shown=[named]
+        )
         assert await store.pending_merges.all_relations() == []
         assert (await _kb_pending(url))["total"] == 0
 
@@ -142,11 +149,34 @@ async def test_a_failed_source_leaves_no_pending_relations(store: Store) -> None
     assert await store.pending_merges.held_indexes("s1") == []
 
 
-def test_the_admin_in_slack_reads_the_same_report_in_dutch() -> None:
+def test_the_cli_words_the_typed_report_in_english() -> None:
     relation = Relation(source="teamlead", target="verlof", type="related_to")
-    waiting = PendingRelation(source_id="handbook:rollen.md", chunk_index=0, relation=relation)
-    line = waiting_line_nl(Unresolved(newly_waiting=[waiting], expired=[waiting]))
-    assert line.startswith("1 relatie(s) wachten op onderwerpen die geen bestand definieert: "
-                           "teamlead → verlof (rollen.md)")  # fmt: skip
-    assert "1 relatie(s) vervallen na 30 dagen wachten" in line
-    assert waiting_line_nl(Unresolved()) == ""
+    one = PendingRelation(source_id="handbook:rollen.md", chunk_index=0, relation=relation)
+    line = waiting_words(Unresolved(newly_waiting=[one], expired=[one]).summary())
+    assert line == (
+        "1 relation(s) wait for topics no file defines: teamlead → verlof (rollen.md); "
+        "1 relation(s) dropped after waiting 30 days: teamlead → verlof (rollen.md)"
+    )
+    # A sync names a few and says how many there are.
+    many = [one.model_copy(update={"chunk_index": i}) for i in range(7)]
+    summary = Unresolved(newly_waiting=many).summary()
+    assert summary.newly_waiting == 7 and len(summary.newly_shown) == 5
+    words = waiting_words(summary)
+    assert words.startswith("7 relation(s) wait") and words.endswith(" …")
+    assert waiting_words(Unresolved().summary()) == "" and waiting_words(None) == ""
+
+
+def test_r42_sync_handbook_prints_what_waits_in_english(fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.default = knowing("verlof")
+    with FakeGitHub() as github:
+        github.files = {"handbook/a.md": ROLLEN}
+        env = {
+            "R42_LLM": "anthropic", "ANTHROPIC_BASE_URL": fake_anthropic.url,
+            "ANTHROPIC_API_KEY": FAKE_ANTHROPIC_API_KEY, "R42_LIMITER": "off",
+            "R42_GITHUB_API_URL": github.url, "R42_HANDBOOK_OWNER": github.owner,
+            "R42_HANDBOOK_REPO": github.repo, "R42_HANDBOOK_PATH": "handbook", "COLUMNS": "250",
+        }  # fmt: skip
+        result = CliRunner().invoke(app(), ["sync-handbook"], env=env, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert ("1 relation(s) wait for topics no file defines: teamlead → verlof (a.md) "
+            "(see `r42 kb pending`)") in result.output  # fmt: skip

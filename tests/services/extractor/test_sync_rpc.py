@@ -12,12 +12,19 @@ from services.extractor.cancel import SourceTasks
 from services.extractor.config import build_extractor_settings
 from services.extractor.handlers import ExtractorDeps
 from services.extractor.sync_rpc import answer_sync
-from shared.bus.extractor_rpc import HandbookSyncRequest
+from shared.bus.extractor_rpc import (
+    HandbookSyncReply,
+    HandbookSyncRequest,
+    SyncWaiting,
+    WaitingRelation,
+)
 from shared.errors import BadInputError
 from shared.store import Store
+from tests.fakes.anthropic_server import FakeAnthropic
 
 from .fake_github import FakeGitHub
 from .test_handbook import VERLOF, settings_for
+from .test_sync_lifecycle import ROLLEN, knowing
 
 
 def deps_for(store: Store, settings: Any) -> tuple[ExtractorDeps, list[Any]]:
@@ -69,3 +76,23 @@ async def test_unconfigured_handbook_is_a_clear_error(store: Store, offline_extr
         with pytest.raises(BadInputError, match="R42_HANDBOOK_OWNER"):
             await answer_sync(HandbookSyncRequest(user_id="U"), deps=deps,
                               lock=asyncio.Lock())  # fmt: skip
+
+
+async def test_the_reply_carries_what_waits_as_data_not_words(
+    fake_anthropic: FakeAnthropic, fake_llm: Any, store: Store
+) -> None:
+    fake_anthropic.default = knowing("verlof")  # the teamlead file mentions verlof; no file has it
+    with FakeGitHub() as github:
+        github.files = {"handbook/a.md": ROLLEN}
+        deps, _ = deps_for(store, settings_for(github, admins=["UADMIN"]))
+        reply = await answer_sync(HandbookSyncRequest(user_id="UADMIN"), deps=deps,
+                                  lock=asyncio.Lock())  # fmt: skip
+    named = WaitingRelation(source="teamlead", target="verlof", type="related_to", file="a.md")
+    assert reply.waiting == SyncWaiting(
+        newly_waiting=1, still_waiting=1, max_wait_days=30, newly_shown=[named]
+    )
+    assert reply.message == ""  # each surface words it; the extractor sends none
+    assert HandbookSyncReply.model_validate_json(reply.model_dump_json()) == reply
+    # A reply from an extractor that does not send the field yet still validates.
+    old = HandbookSyncReply.model_validate_json('{"changed": 1, "unchanged": 0, "failed": 0}')
+    assert old.waiting is None

@@ -195,7 +195,9 @@ async def test_a_staged_start_spawns_each_stage_and_nothing_after_stop(tmp_path:
         assert list(sup.pids) == ["first"] and sup.pending == ["later"]
         await sup.start()  # the rest: `first` is not started twice
         assert list(sup.pids) == ["first", "later"] and sup.pending == []
+        # Each writes its pid file when its Python runs: the first spawned need not be first.
         await await_until(lambda: len(kid_pids(kids, "later")) == 1, what="later kid up")
+        await await_until(lambda: len(kid_pids(kids, "first")) >= 1, what="first kid up")
         assert len(kid_pids(kids, "first")) == 1
     finally:
         await sup.stop()

@@ -9,8 +9,10 @@ import pytest
 from fpdf import FPDF
 
 from services.gateway.core.models import Progress
+from services.gateway.core.sources import describe_sync
 from services.gateway.core.uploads import check_text
 from shared.bus import SourceCompleted, SourceFailed, SourceProgress
+from shared.bus.extractor_rpc import HandbookSyncReply, SyncWaiting, WaitingRelation
 from shared.errors import BadInputError
 
 
@@ -85,3 +87,18 @@ def test_progress_from_events() -> None:
         Progress.of(SourceFailed(actor="x", source_id="s", error="cancelled by U1")).state
         == "cancelled"
     )
+
+
+def test_a_sync_reply_is_worded_in_dutch_with_what_waits() -> None:
+    one = WaitingRelation(source="teamlead", target="verlof", type="related_to", file="rollen.md")
+    waiting = SyncWaiting(newly_waiting=7, expired=1, still_waiting=7, max_wait_days=30,
+                          newly_shown=[one] * 5, expired_shown=[one])  # fmt: skip
+    reply = HandbookSyncReply(changed=1, failed=1, message="a.md: kapot", waiting=waiting)
+    line = describe_sync(reply)
+    assert line.startswith("handboek gesynchroniseerd: 1 bestand(en) bijgewerkt, 0 ongewijzigd, "
+                           "1 mislukt. a.md: kapot; 7 relatie(s) wachten op onderwerpen die geen "
+                           "bestand definieert: teamlead → verlof (rollen.md); ")  # fmt: skip
+    assert "(rollen.md) …; 1 relatie(s) vervallen na 30 dagen wachten: teamlead → verlof" in line
+    # Nothing new waits (reported by an earlier sync): nothing about it.
+    quiet = HandbookSyncReply(changed=1, waiting=SyncWaiting(still_waiting=7, max_wait_days=30))
+    assert describe_sync(quiet).endswith("0 mislukt")

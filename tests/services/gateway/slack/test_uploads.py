@@ -19,7 +19,12 @@ from shared.bus import (
     serve_rpc,
 )
 from shared.bus.extractor_rpc import SYNC_HANDBOOK_SUBJECT as SYNC_SUBJECT
-from shared.bus.extractor_rpc import HandbookSyncReply, HandbookSyncRequest
+from shared.bus.extractor_rpc import (
+    HandbookSyncReply,
+    HandbookSyncRequest,
+    SyncWaiting,
+    WaitingRelation,
+)
 from shared.bus.objects import read_source_object
 from shared.store import UploadMessage
 from tests.fakes.fixtures import FAKE_SLACK_BOT_TOKEN
@@ -311,7 +316,10 @@ async def test_handbook_sync_from_the_ingest_modal(gateway: Gateway, fake_slack:
 
     async def answer(req: HandbookSyncRequest) -> HandbookSyncReply:
         requests.append(req)
-        return HandbookSyncReply(changed=2, unchanged=8)
+        named = WaitingRelation(source="teamlead", target="verlof", type="related_to", file="a.md")
+        waiting = SyncWaiting(newly_waiting=1, still_waiting=1, max_wait_days=30,
+                              newly_shown=[named])  # fmt: skip
+        return HandbookSyncReply(changed=2, unchanged=8, waiting=waiting)
 
     await serve_rpc(
         gateway.ctx.broker,
@@ -325,6 +333,9 @@ async def test_handbook_sync_from_the_ingest_modal(gateway: Gateway, fake_slack:
         "chat.postMessage", where=lambda c: "gesynchroniseerd" in text_of(c)
     )
     assert "2 bestand(en) bijgewerkt, 8 ongewijzigd" in text_of(done[0])
+    # What waits comes as data; the gateway words it in Dutch (escaped for mrkdwn).
+    assert ("0 mislukt. 1 relatie(s) wachten op onderwerpen die geen bestand definieert: "
+            "teamlead → verlof (a.md)") in text_of(done[0])  # fmt: skip
     assert [r.user_id for r in requests] == [ADMIN]
     status, body = await gateway.view(ids.INGEST_VIEW, {}, user=USER, checked=sync)
     assert "beheerders" in body and len(requests) == 1
