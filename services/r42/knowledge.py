@@ -22,6 +22,9 @@ An update runs in steps (`sliced`): its Python work in slices of at most `SLICE_
 event loop, between turns, and its passes over the whole KB as numpy in a worker thread.
 Pure-Python work in a thread would hold the GIL against the loop for up to the switch
 interval each time the loop lets go of it (measured: stalls of 80-220 ms at 50k topics).
+A full rebuild runs the same way (`load_snapshot`): the store read in keyset pages, the
+index built in steps (`RetrievalIndex.building`), what it builds kept out of the cyclic
+collector as it grows, and the snapshot it replaces freed in slices (`_retired`).
 """
 
 from __future__ import annotations
@@ -87,17 +90,6 @@ class KbSnapshot:
     def kb_hash(self) -> str:
         """The KB hash of the indexed topic ids."""
         return self.index.fingerprint
-
-
-async def _summaries(store: R42Store, topic_ids: list[str]) -> dict[str, str]:
-    wanted = set(topic_ids)
-    out: dict[str, str] = {}
-    for content in await store.content.list():
-        if content.topic_id in wanted:
-            text = content_text(content, limit=SUMMARY_CHARS)
-            if text:
-                out[content.topic_id] = text
-    return out
 
 
 def _layered[V](mapping: Mapping[str, V]) -> Layered[str, V]:

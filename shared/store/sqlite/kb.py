@@ -119,7 +119,7 @@ def upsert_relations(conn: sqlite3.Connection, relations: list[Relation]) -> Non
 
 def select_topics(conn: sqlite3.Connection, topic_ids: list[str]) -> list[Topic]:
     """The topics among the ids, in id order, inside the caller's transaction."""
-    sql = _TOPICS_JSON.format(where="id IN (SELECT value FROM json_each(?))")
+    sql = _TOPICS_JSON.format(where="id IN (SELECT value FROM json_each(?))", limit="")
     return _TOPIC_LIST.validate_json(conn.execute(sql, (dumps(topic_ids),)).fetchone()[0])
 
 

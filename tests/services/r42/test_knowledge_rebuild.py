@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +15,7 @@ from services.r42.knowledge import KbCache, load_snapshot
 from services.r42.lookup import content_text
 from shared.bus import KbUpdated
 from shared.kb import RetrievalIndex, build_kb_catalogue
+from shared.kb.steps import Steps, releasing
 from shared.store import Content, Relation, Store, Topic, open_store
 
 WORDS = (
@@ -120,4 +123,48 @@ async def test_a_rebuild_after_an_update_reads_the_new_text(tmp_path: Path) -> N
         assert [h.topic_id for h in rebuilt.index.search("kwartel")] == [first.id]
         await cache.aclose()
     finally:
+        await store.close()
+
+
+async def test_a_replaced_snapshot_is_freed_in_slices_once_no_turn_holds_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(knowledge, "FREEZE_MIN_TOPICS", 10)
+    monkeypatch.setattr(knowledge, "RELEASE_MIN", 8)
+    monkeypatch.setattr(knowledge, "RETIRE_POLL_S", 0.01)
+    store = await _seeded(tmp_path, 5, 40)
+    cache = KbCache(store)
+    try:
+        held = await cache.get()  # a turn still answering from it
+        topics = dict(held.topics)
+        hits = held.index.search("pensioen verlof", k=20)
+        cache.invalidate()
+        second = await cache.get()
+        assert second is not held
+        await asyncio.sleep(0.1)  # retire polls meanwhile: the turn's snapshot stays whole
+        assert dict(held.topics) == topics
+        assert held.index.search("pensioen verlof", k=20) == hits
+        assert cache._retiring  # still waiting for the turn to let go
+        released: list[object] = []
+
+        def spy(items: list[object] | dict[object, object] | set[object]) -> Steps[None]:
+            released.append(type(items)(items))  # a copy: the original is emptied
+            yield from releasing(items)
+
+        monkeypatch.setattr(knowledge, "releasing", spy)
+        gone = weakref.ref(held)
+        del held
+        for _ in range(100):
+            if not cache._retiring:
+                break
+            await asyncio.sleep(0.01)
+        assert not cache._retiring
+        # Emptied in slices by the retirement, not dropped at once: nothing else held them.
+        assert gone() is None
+        assert topics in released  # the topics map, emptied in slices
+        assert sorted(topics) in [sorted(x) for x in released if isinstance(x, list)]
+        assert dict(second.topics) == topics  # the new snapshot shares none of it
+        assert second.index.search("pensioen verlof", k=20) == hits
+    finally:
+        await cache.aclose()
         await store.close()
