@@ -7,7 +7,7 @@ from shared.kb.steps import releasing, run_steps
 
 def test_releasing_empties_a_container_a_chunk_a_slice() -> None:
     for items in ([*range(10)], {i: str(i) for i in range(10)}, set(range(10))):
-        steps = releasing(items, chunk=4)  # type: ignore[arg-type]
+        steps = releasing(items, chunk=4)
         slices = 0
         for step in steps:
             assert step is None  # Python slices only: nothing for a worker thread
