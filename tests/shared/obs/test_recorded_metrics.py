@@ -69,6 +69,7 @@ async def test_readyz_fails_once_nats_is_gone(service: ServiceContext) -> None:
     async with aiohttp.ClientSession() as http:
         async with http.get(f"{server.url}/readyz") as resp:
             assert resp.status == 200
+        assert value(await scrape(service), "r42_service_ready") == 1
         await service.broker.stop()
         async with http.get(f"{server.url}/readyz") as resp:
             body = await resp.json()
@@ -76,6 +77,7 @@ async def test_readyz_fails_once_nats_is_gone(service: ServiceContext) -> None:
             assert body["checks"]["nats"] == "not connected" and body["ready"] is False
         async with http.get(f"{server.url}/healthz") as resp:
             assert resp.status == 200
+    assert value(await scrape(service), "r42_service_ready") == 0  # for an alert on the gauge
 
 
 def _server(ctx: ServiceContext) -> ObsServer:
