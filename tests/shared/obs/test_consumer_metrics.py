@@ -97,6 +97,9 @@ async def test_lag_gauges_follow_a_delivery_until_it_is_acked(
     failing = {d for d in published if _failed_events_selector().fullmatch(d)}
     assert failing == {ns_subject("failed.source.progress", ns)}
     assert published[ns_subject("failed.source.progress", ns)] == 1
+    assert published[subject] == 3  # the test's own publishes, through the service's broker
+    published_s = "faststream_published_messages_duration_seconds_count"
+    assert value(samples, published_s, destination=subject) == 3
 
 
 def _failed_events_selector() -> re.Pattern[str]:
