@@ -353,19 +353,23 @@ class EmbeddedRuntime:
             self.state.nats_url = url
 
     def readiness(self, names: Sequence[str] | None = None) -> dict[str, bool]:
-        """name → whether the service answers on the bus (see shared.runtime.readiness)."""
-        from shared.runtime.readiness import ready_services
+        """name → whether the service answers: on the bus as the nats-server sees it (our own
+        server), and on its `/readyz` (see shared.runtime.readiness)."""
+        from shared.runtime.readiness import ready_services, readyz
 
         names = [spec.instance for spec in self.services] if names is None else list(names)
-        if self.nats is None or not self.nats.monitor_urls:
-            return dict.fromkeys(names, True)  # external NATS: nothing of ours to ask
         pids = self.supervisor.pids if self.supervisor else {}
         if self._http is None:
             import httpx2
 
             self._http = httpx2.Client()
-        ready = ready_services(self.nats.monitor_urls, self.users, names, client=self._http)
-        return {name: ready[name] and name in pids for name in names}
+        if self.nats is not None and self.nats.monitor_urls:
+            bus = ready_services(self.nats.monitor_urls, self.users, names, client=self._http)
+        else:  # an external NATS: its monitor is not ours to ask
+            bus = dict.fromkeys(names, True)
+        waiting = [name for name in names if bus[name] and name in pids]
+        probed = readyz(self.data_dir, pids, waiting, client=self._http)
+        return {name: probed.get(name, False) for name in names}
 
     async def wait_ready(
         self,
