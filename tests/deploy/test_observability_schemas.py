@@ -118,7 +118,7 @@ def _dashboard_errors(dash: Doc) -> list[str]:
     for panel in dash["panels"]:
         where = f"panel {panel.get('id')}"
         for target in panel.get("targets", []):
-            errors += [f"{where} {e}" for e in schema_errors(QUERY_SCHEMA, target, "Dataquery")]
+            errors += [f"{where} {e}" for e in schema_errors(QUERY_SCHEMA, target)]
         schema = PANEL_SCHEMAS.get(panel["type"])
         if schema is None:
             errors.append(f"{where}: no schema vendored for panel type {panel['type']!r}")
