@@ -22,6 +22,9 @@ An update runs in steps (`sliced`): its Python work in slices of at most `SLICE_
 event loop, between turns, and its passes over the whole KB as numpy in a worker thread.
 Pure-Python work in a thread would hold the GIL against the loop for up to the switch
 interval each time the loop lets go of it (measured: stalls of 80-220 ms at 50k topics).
+A full rebuild runs the same way (`load_snapshot`): the store read in keyset pages, the
+index built in steps (`RetrievalIndex.building`), what it builds kept out of the cyclic
+collector as it grows, and the snapshot it replaces freed in slices (`_retired`).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import asyncio
 import contextlib
 import gc
 import logging
+import sys
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -47,7 +51,7 @@ from shared.kb import (
     build_kb_context,
 )
 from shared.kb.overlay import Layered
-from shared.kb.steps import Steps, run_steps
+from shared.kb.steps import Steps, releasing, run_steps
 from shared.store import Relation, Topic
 
 log = logging.getLogger(__name__)
@@ -60,6 +64,15 @@ MIN_INCREMENTAL = 64  # update is a full rebuild
 LISTED_IDS = 500  # the extractor's cap on the ids one kb.updated lists
 FREEZE_MIN_TOPICS = 2000  # from this size a snapshot is kept out of the GC's walks
 SLICE_S = 0.002  # the longest stretch of update work on the event loop between two turns
+PAGE_TOPICS = 128  # topics per store read of a full rebuild (parsed on the loop: ~2 ms)
+PAGE_RELATIONS = 256
+SLICE_TOPICS = 256
+FREEZE_EVERY_S = 0.05  # a full rebuild keeps what it built out of the GC this often
+UPDATE_FREEZE_S = 0.02  # ... and an update (its objects are collected young, then frozen)
+RETIRE_POLL_S = 0.25  # a replaced snapshot is freed in slices once no turn holds it
+RETIRE_WAIT_S = 60.0
+RELEASE_MIN = 4096  # containers of this many entries or more are emptied in chunks
+RELEASE_DEPTH = 5
 
 
 @dataclass(frozen=True)
@@ -77,17 +90,6 @@ class KbSnapshot:
     def kb_hash(self) -> str:
         """The KB hash of the indexed topic ids."""
         return self.index.fingerprint
-
-
-async def _summaries(store: R42Store, topic_ids: list[str]) -> dict[str, str]:
-    wanted = set(topic_ids)
-    out: dict[str, str] = {}
-    for content in await store.content.list():
-        if content.topic_id in wanted:
-            text = content_text(content, limit=SUMMARY_CHARS)
-            if text:
-                out[content.topic_id] = text
-    return out
 
 
 def _layered[V](mapping: Mapping[str, V]) -> Layered[str, V]:
@@ -139,7 +141,9 @@ def updating_snapshot(
         changed=changed, removed=removed, summaries=summaries
     )
     before = snapshot.topics
-    topics = _layered(before).derive(put=((topic.id, topic) for topic in changed), drop=removed)
+    topics = yield from _layered(before).deriving(
+        put=((topic.id, topic) for topic in changed), drop=removed
+    )
     labels = _layered(snapshot.labels)
     lost: set[str] = set()
     for topic_id in affected:
@@ -149,7 +153,7 @@ def updating_snapshot(
     fresh = {
         label: i for label, i in _labels(changed).items() if label in lost or label not in labels
     }
-    labels = labels.derive(drop=lost - fresh.keys(), put=fresh.items())
+    labels = yield from labels.deriving(drop=lost - fresh.keys(), put=fresh.items())
     if lost - fresh.keys():
         # A removed or renamed label another topic shares: that topic takes it over.
         taken: dict[str, str] = {}
@@ -158,7 +162,7 @@ def updating_snapshot(
                 taken.setdefault(key, topic.id)
             if at % 256 == 255:
                 yield None
-        labels = labels.derive(put=taken.items())
+        labels = yield from labels.deriving(put=taken.items())
     yield None
     relation_index = yield from snapshot.relations.replacing(affected, relations)
     yield None
@@ -197,34 +201,98 @@ async def sliced[T](steps: Steps[T], *, slice_s: float = SLICE_S) -> T:
             mark = time.perf_counter()
 
 
-def _built(cache: IndexCache, topics: list[Topic], summaries: dict[str, str]) -> RetrievalIndex:
-    index = cache.get_or_build(topics, summaries=summaries)
+async def load_snapshot(store: R42Store, *, index_cache: IndexCache | None = None) -> KbSnapshot:
+    """Read topics, relations and content summaries from the store and index them.
+
+    In steps beside the turns: the store is read in short keyset pages (a turn's own
+    reads queue behind one page at most, not behind the whole graph), each page parsed on
+    the loop, and the build runs `sliced`. What it builds is kept out of the collector's
+    walks as it grows (`_freezing`): a full collection over a half-built 50k-topic
+    snapshot held the GIL for hundreds of milliseconds.
+    """
+    cache = index_cache or IndexCache()
+    topics, summaries = await _read_topics(store)
+    relations = await _read_relations(store, large=len(topics) >= FREEZE_MIN_TOPICS)
+    large = len(topics) >= FREEZE_MIN_TOPICS
+    index = await sliced(
+        _freezing(cache.getting_or_building(topics, summaries=summaries), active=large)
+    )
     # On a KB large enough for the compiled kernels (shared.kb.scoring), the first search
     # imports numba and loads them (compiled once per machine, then cached on disk): here,
-    # in the worker thread, not in the first turn on the event loop.
-    index.search("r42")
-    return index
+    # in a worker thread, not in the first turn on the event loop.
+    await asyncio.to_thread(index.search, "r42")
+    return await sliced(_freezing(_snapshot_steps(index, topics, relations), active=large))
 
 
-async def load_snapshot(store: R42Store, *, index_cache: IndexCache | None = None) -> KbSnapshot:
-    """Read topics, relations and content summaries from the store and index them."""
-    topics = await store.topics.list()
-    relations = await store.relations.list()
-    summaries = await _summaries(store, [topic.id for topic in topics])
-    cache = index_cache or IndexCache()
-    # TF-IDF fitting is CPU-bound: off the event loop, so rpc and pings keep flowing.
-    index = await asyncio.to_thread(_built, cache, topics, summaries)
-    # Dicts, the relation index and the catalogue are CPU work on 50k topics: a thread too.
-    return await asyncio.to_thread(
-        lambda: KbSnapshot(
-            index=index,
-            topics=Layered((topic.id, topic) for topic in topics),
-            relations=RelationIndex(relations),
-            labels=Layered(_labels(topics)),
-            catalogue=build_kb_catalogue(topics, order=index.sorted_ids),
-            built_at=time.monotonic(),
-        )
+async def _read_topics(store: R42Store) -> tuple[list[Topic], dict[str, str]]:
+    topics: list[Topic] = []
+    summaries: dict[str, str] = {}
+    after: str | None = None
+    while page := await store.topics.page(after_id=after, limit=PAGE_TOPICS):
+        topics += page
+        after = page[-1].id
+        for content in await store.content.get_many([topic.id for topic in page]):
+            text = content_text(content, limit=SUMMARY_CHARS)
+            if text:
+                summaries[content.topic_id] = text
+        if len(topics) >= FREEZE_MIN_TOPICS:
+            _freeze_long_lived()
+    return topics, summaries
+
+
+async def _read_relations(store: R42Store, *, large: bool) -> list[Relation]:
+    relations: list[Relation] = []
+    after: Relation | None = None
+    while page := await store.relations.page(after=after, limit=PAGE_RELATIONS):
+        relations += page
+        after = page[-1]
+        if large:
+            _freeze_long_lived()
+    return relations
+
+
+def _snapshot_steps(
+    index: RetrievalIndex, topics: list[Topic], relations: list[Relation]
+) -> Steps[KbSnapshot]:
+    by_id: dict[str, Topic] = {}
+    labels: dict[str, str] = {}
+    for start in range(0, len(topics), SLICE_TOPICS):
+        for topic in topics[start : start + SLICE_TOPICS]:
+            by_id[topic.id] = topic
+            labels.setdefault(_label_key(topic), topic.id)
+        yield None
+    relation_index = yield from RelationIndex.building(relations)
+    mapped = Layered.of(by_id)
+    return KbSnapshot(
+        index=index,
+        topics=mapped,
+        relations=relation_index,
+        labels=Layered.of(labels),
+        catalogue=build_kb_catalogue(mapped, order=index.sorted_ids),  # within its budget
+        built_at=time.monotonic(),
     )
+
+
+def _freezing[T](steps: Steps[T], *, active: bool, every_s: float = FREEZE_EVERY_S) -> Steps[T]:
+    """These steps, with what they built so far kept out of the collector every `every_s`.
+
+    Each time only the objects made since the last time are collected first (the young
+    generations), a short pass, where one collection after the whole work was not.
+    """
+    if not active:
+        return (yield from steps)
+    value: Any = None
+    mark = time.perf_counter()
+    while True:
+        try:
+            step = steps.send(value)
+        except StopIteration as done:
+            result: T = done.value
+            return result
+        if time.perf_counter() - mark >= every_s:
+            _freeze_long_lived()
+            mark = time.perf_counter()
+        value = yield step
 
 
 class KbCache:
@@ -236,7 +304,10 @@ class KbCache:
         self._store = store
         self._max_age_s = max_age_s
         self._fresh_wait_s = fresh_wait_s
-        self._index_cache = IndexCache()
+        # One entry: the index of the last full read, so a replaced one is the old
+        # snapshot's alone (and released in slices with it, see _retired).
+        self._index_cache = IndexCache(max_entries=1)
+        self._retiring: set[asyncio.Task[None]] = set()
         self._snapshot: KbSnapshot | None = None
         self._generation = 0
         self._built_generation = -1
@@ -303,6 +374,8 @@ class KbCache:
                 log.warning("kb update failed; rebuilding the snapshot", exc_info=True)
                 self._refresh()
                 continue
+            # The cached index of the last full read no longer matches the store's text.
+            self._index_cache.invalidate()
             applied = time.perf_counter()
             if len(self._snapshot.topics) >= FREEZE_MIN_TOPICS:
                 _freeze_long_lived()
@@ -323,12 +396,11 @@ class KbCache:
             if text:
                 summaries[content.topic_id] = text
         removed = ids - {topic.id for topic in changed}
-        return await sliced(
-            updating_snapshot(
-                snapshot, changed=changed, removed=removed, relations=relations,
-                summaries=summaries,
-            )
-        )  # fmt: skip
+        steps = updating_snapshot(
+            snapshot, changed=changed, removed=removed, relations=relations, summaries=summaries
+        )
+        large = len(snapshot.topics) >= FREEZE_MIN_TOPICS
+        return await sliced(_freezing(steps, active=large, every_s=UPDATE_FREEZE_S))
 
     async def get(self) -> KbSnapshot:
         """The snapshot to answer from; waits (≤ fresh_wait_s) for updates and invalidations."""
@@ -371,7 +443,10 @@ class KbCache:
         generation = self._generation
         started = time.perf_counter()
         snapshot = await load_snapshot(self._store, index_cache=self._index_cache)
-        self._snapshot = snapshot
+        old, self._snapshot = self._snapshot, snapshot
+        if old is not None:
+            self._retire(old)
+            del old
         if len(snapshot.topics) >= FREEZE_MIN_TOPICS:
             _freeze_long_lived()
         # An invalidate() during the build leaves the generation ahead: rebuilt on next get().
@@ -382,9 +457,18 @@ class KbCache:
         )  # fmt: skip
         return snapshot
 
+    def _retire(self, old: KbSnapshot) -> None:
+        # A rebuilt snapshot shares nothing with the one it replaces: dropping that at once
+        # frees millions of objects in one call (190 ms at 50k topics), so it goes in slices.
+        if len(old.topics) < FREEZE_MIN_TOPICS:
+            return
+        task = asyncio.create_task(_retired(old), name="r42-kb-retire")
+        self._retiring.add(task)
+        task.add_done_callback(self._retiring.discard)
+
     async def aclose(self) -> None:
         """Cancel a rebuild or an update in flight."""
-        for task in (self._task, self._updater):
+        for task in (self._task, self._updater, *self._retiring):
             if task is not None and not task.done():
                 task.cancel()
                 with contextlib.suppress(BaseException):
@@ -406,6 +490,51 @@ def _freeze_long_lived() -> None:
     """
     gc.collect(1)
     gc.freeze()
+
+
+async def _retired(snapshot: KbSnapshot) -> None:
+    """Free a replaced snapshot in slices once no turn holds it any more."""
+    waited = 0.0
+    # Held here only: this frame's variable and getrefcount's argument.
+    while sys.getrefcount(snapshot) > 2:
+        if waited >= RETIRE_WAIT_S:
+            return  # a turn keeps it: it is freed with that turn, at once
+        await asyncio.sleep(RETIRE_POLL_S)
+        waited += RETIRE_POLL_S
+    await sliced(_dismantling(snapshot))
+
+
+def _dismantling(root: object) -> Steps[None]:
+    """Empty, a chunk a slice, the large containers that only `root` reaches.
+
+    Walks the attributes of the project's own objects below `root` (not the entries of
+    containers) and empties each dict, list or set of RELEASE_MIN entries or more whose
+    one reference is the attribute it was found in: nothing else can see it change.
+    """
+    level: list[object] = [root]
+    for _ in range(RELEASE_DEPTH):
+        below: list[object] = []
+        for owner in level:
+            for name in _fields(owner):
+                child = getattr(owner, name, None)
+                # The attribute, `child` and getrefcount's argument: no one else holds it.
+                if child is None or sys.getrefcount(child) > 3:
+                    continue
+                if isinstance(child, (dict, list, set)):
+                    if len(child) >= RELEASE_MIN:
+                        yield from releasing(child)
+                elif type(child).__module__.startswith(("shared.", "services.")):
+                    below.append(child)
+            yield None
+        level = below
+
+
+def _fields(owner: object) -> list[str]:
+    names = list(getattr(owner, "__dict__", {}))
+    for kind in type(owner).__mro__:
+        slots = kind.__dict__.get("__slots__", ())
+        names += [slots] if isinstance(slots, str) else list(slots)
+    return names
 
 
 def _consume_exception(task: asyncio.Task[Any]) -> None:

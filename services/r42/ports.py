@@ -12,6 +12,7 @@ from shared.store import (
     ProposalRepository,
     QuizAttempt,
     Relation,
+    RelationKey,
     Suggestion,
     ThreadRepository,
     Topic,
@@ -33,6 +34,10 @@ class TopicReader(Protocol):
         """The topics among these ids that exist."""
         ...
 
+    async def page(self, *, after_id: str | None = None, limit: int = ...) -> builtins.list[Topic]:
+        """Up to `limit` topics with ids after `after_id`, in id order (keyset paging)."""
+        ...
+
 
 class RelationReader(Protocol):
     """Relations, read-only."""
@@ -43,6 +48,12 @@ class RelationReader(Protocol):
 
     async def touching(self, topic_ids: Iterable[str]) -> builtins.list[Relation]:
         """The relations with either endpoint among the ids."""
+        ...
+
+    async def page(
+        self, *, after: RelationKey | None = None, limit: int = ...
+    ) -> builtins.list[Relation]:
+        """Up to `limit` relations with keys after `after`, in key order (keyset paging)."""
         ...
 
 

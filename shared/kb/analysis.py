@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import re
 from array import array
 from collections import Counter
@@ -20,6 +21,7 @@ import numpy as np
 import Stemmer
 
 from shared.kb.lexicon import EN_NL
+from shared.kb.steps import Steps, releasing, run_steps
 from shared.kb.tokens import tokenize
 
 MIN_HEAD_CHARS = 3
@@ -32,6 +34,7 @@ PREFIXES = frozenset(
     {"be", "er", "ge", "her", "ont", "ver"}
 )  # never a compound's head  # Dutch linking sounds: ouderschap|s|verlof, pann|en|koek
 CACHE = 65536
+SLICE_WORDS = 256  # words per slice of a build in steps (a few hundred microseconds)
 MERGE_MIN_WORDS = 4096
 _DOUBLE_VOWEL_RE = re.compile(r"([aeou])\1([^aeiou])$")
 
@@ -70,6 +73,14 @@ class HashedWords:
         self._hashes = array("q", sorted({hash(word) for word in words}))
         self._extra: frozenset[int] = frozenset()
 
+    @classmethod
+    def of_sorted(cls, hashes: np.ndarray) -> HashedWords:
+        """The set of these word hashes (int64, sorted, unique)."""
+        found = object.__new__(cls)
+        found._hashes = array("q", hashes.astype(np.int64).tobytes())
+        found._extra = frozenset()
+        return found
+
     def __contains__(self, word: object) -> bool:
         return self._has(hash(word))
 
@@ -105,6 +116,15 @@ class HashedWords:
     def nbytes(self) -> int:
         """Bytes held by the hashes."""
         return len(self._hashes) * self._hashes.itemsize + 8 * len(self._extra)
+
+
+_NO_HASHES = np.zeros(0, dtype=np.int64)
+
+
+def _chunks[T](items: Iterable[T], size: int) -> Iterable[list[T]]:
+    it = iter(items)
+    while chunk := list(itertools.islice(it, size)):
+        yield chunk
 
 
 def plain_words(words: Iterable[str]) -> list[str]:
@@ -152,23 +172,57 @@ class Analyzer:
 
     _words: frozenset[str] | HashedWords
     _known: Container[str]
+    _tails: Container[str]
 
     def __init__(self, words: Iterable[str]) -> None:
+        run_steps(self._filling(words))
+
+    @classmethod
+    def building(cls, words: Iterable[str]) -> Steps[Analyzer]:
+        """`Analyzer(words)` in steps (shared.kb.steps): slices of a few hundred words."""
+        analyzer = object.__new__(cls)
+        yield from analyzer._filling(words)
+        return analyzer
+
+    def _filling(self, words: Iterable[str]) -> Steps[None]:
         self._stem = _dutch_stemmer()
         self._english = Stemmer.Stemmer("english").stemWord
-        plain = [word for word in set(words) if "-" not in word and not word.isdigit()]
+        plain: list[str] = []
+        # A build's words come as a dict (word → number): distinct already, no set of them.
+        unique = words if isinstance(words, (dict, set, frozenset)) else set(words)
+        for chunk in _chunks(unique, SLICE_WORDS * 8):
+            plain += [word for word in chunk if "-" not in word and not word.isdigit()]
+            yield None
         # Words the KB uses on their own may be a compound's head or tail.
-        self._words = frozenset(word for word in plain if len(word) >= MIN_HEAD_CHARS)
-        self._known = frozenset(self._stem(word) for word in self._words)
+        heads: set[str] = set()
+        for chunk in _chunks(plain, SLICE_WORDS * 8):
+            heads.update(word for word in chunk if len(word) >= MIN_HEAD_CHARS)
+            yield None
+        self._words = frozenset(heads)
+        del heads
+        yield None
+        known: set[str] = set()
+        for chunk in _chunks(self._words, SLICE_WORDS):
+            known.update(map(self._stem, chunk))
+            yield None
+        self._known = frozenset(known)
         # A word that only ever appears inside compounds ("pensioen" in partnerpensioen and
         # wezenpensioen) is still a tail when at least two different words end with it.
-        endings: Counter[str] = Counter(
-            word[cut:]
-            for word in plain
-            if len(word) >= MIN_COMPOUND_CHARS
-            for cut in range(MIN_HEAD_CHARS, len(word) - MIN_TAIL_CHARS)
-        )
-        self._tails = frozenset(ending for ending, count in endings.items() if count >= 2)
+        endings: Counter[str] = Counter()
+        for chunk in _chunks(plain, SLICE_WORDS):
+            endings.update(
+                word[cut:]
+                for word in chunk
+                if len(word) >= MIN_COMPOUND_CHARS
+                for cut in range(MIN_HEAD_CHARS, len(word) - MIN_TAIL_CHARS)
+            )
+            yield None
+        tails: set[str] = set()
+        for counted in _chunks(endings.items(), SLICE_WORDS * 8):
+            tails.update(ending for ending, count in counted if count >= 2)
+            yield None
+        yield from releasing(endings)
+        self._tails = tails  # a set of hundreds of thousands: not copied into a frozenset
         self._lexicon = {
             self._english(en): tuple(nl) for en, nl in EN_NL.items()
         }  # fmt: skip
@@ -184,12 +238,24 @@ class Analyzer:
         compounds the tails explain are already split in the index. A question word whose
         stem is an index term (`vocabulary`) is Dutch and gets no translation.
         """
-        self._tails = frozenset()
+        run_steps(self.forgetting(vocabulary))
+
+    def forgetting(self, vocabulary: Container[str]) -> Steps[None]:
+        """`forget` in steps: the words are hashed a slice at a time, sorted in numpy."""
+        tails, self._tails = self._tails, frozenset()
+        if isinstance(tails, set):
+            yield from releasing(tails)
         if isinstance(self._words, frozenset):
-            self._words = HashedWords(self._words)
+            hashed: list[np.ndarray] = []
+            for chunk in _chunks(self._words, SLICE_WORDS * 8):
+                hashed.append(np.fromiter(map(hash, chunk), dtype=np.int64, count=len(chunk)))
+                yield None
+            unique: np.ndarray = yield lambda: np.unique(np.concatenate([_NO_HASHES, *hashed]))
+            self._words = HashedWords.of_sorted(unique)
         self._known = vocabulary
         self._analysed.clear()
-        self._splits.clear()
+        splits, self._splits = self._splits, {}
+        yield from releasing(splits)
         self._stem.cache_clear()
 
     def extended(self, words: Iterable[str], vocabulary: Container[str]) -> Analyzer:

@@ -10,10 +10,12 @@ within a gram; the first gram of a term doubles as its prefix key.
 
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
 
+from shared.kb.steps import Steps, run_steps
 from shared.kb.vocab import VocabView
 
 STEM_CHARS = 6
@@ -23,6 +25,7 @@ _VERIFY_BUDGET = 4  # containment candidates checked per wanted expansion
 # Terms added since the build stay in a second segment until they outgrow this share of it.
 MERGE_SHARE = 0.125
 MERGE_MIN_TERMS = 2048
+SLICE_TERMS = 512  # terms read per slice of a build in steps
 
 _ALPHABET = "-0123456789abcdefghijklmnopqrstuvwxyz"
 _BASE = len(_ALPHABET) + 1  # 0 is reserved so "a" and "-a" never share a code
@@ -124,30 +127,39 @@ class _Segment:
     __slots__ = ("end", "grams", "lengths", "prefixes", "start")
 
     def __init__(self, terms: VocabView, start: int, end: int) -> None:
+        run_steps(self._filling(terms, start, end))
+
+    def _filling(self, terms: VocabView, start: int, end: int) -> Steps[None]:
+        """The lookups in steps: term strings read a slice at a time, the grams in numpy."""
         self.start, self.end = start, end
-        self.lengths = np.fromiter(
-            (len(terms[n]) for n in range(start, end)), dtype=np.int16, count=end - start
-        )
+        lengths: list[int] = []
         by_length: dict[int, list[int]] = {}
-        for number in range(start, end):
-            term = terms[number]
-            if is_stem_word(term):
-                by_length.setdefault(len(term), []).append(number)
+        for first in range(start, end, SLICE_TERMS):
+            for number in range(first, min(first + SLICE_TERMS, end)):
+                term = terms[number]
+                lengths.append(len(term))
+                if is_stem_word(term):
+                    by_length.setdefault(len(term), []).append(number)
+            yield None
+        self.lengths = np.asarray(lengths, dtype=np.int16).reshape(-1)
         gram_keys, gram_terms, prefix_keys, prefix_terms = [], [], [], []
         for length in sorted(by_length):  # ascending, so postings list shorter terms first
             numbers = np.asarray(by_length[length], dtype=np.int32)
-            codes = _term_grams([terms[n] for n in by_length[length]], length)
+            spelled: list[str] = []
+            for first in range(0, len(numbers), SLICE_TERMS * 8):
+                spelled += [terms[n] for n in by_length[length][first : first + SLICE_TERMS * 8]]
+                yield None
+            codes: np.ndarray = yield functools.partial(_term_grams, spelled, length)
             gram_keys.append(codes.ravel())
             gram_terms.append(np.repeat(numbers, codes.shape[1]))
             prefix_keys.append(codes[:, 0])
             prefix_terms.append(numbers)
         empty = [np.zeros(0, dtype=np.int64)]
-        self.grams = _Postings(
-            np.concatenate(gram_keys or empty), np.concatenate(gram_terms or empty)
+        found: tuple[_Postings, _Postings] = yield lambda: (
+            _Postings(np.concatenate(gram_keys or empty), np.concatenate(gram_terms or empty)),
+            _Postings(np.concatenate(prefix_keys or empty), np.concatenate(prefix_terms or empty)),
         )
-        self.prefixes = _Postings(
-            np.concatenate(prefix_keys or empty), np.concatenate(prefix_terms or empty)
-        )
+        self.grams, self.prefixes = found
 
     @classmethod
     def merged(cls, first: _Segment, then: _Segment) -> _Segment:
@@ -190,6 +202,13 @@ class CompoundIndex:
     def __init__(self, terms: VocabView, _segments: tuple[_Segment, ...] | None = None) -> None:
         self._terms = terms
         self._segments = _segments or (_Segment(terms, 0, len(terms)),)
+
+    @classmethod
+    def building(cls, terms: VocabView) -> Steps[CompoundIndex]:
+        """`CompoundIndex(terms)` in steps (shared.kb.steps)."""
+        segment = object.__new__(_Segment)
+        yield from segment._filling(terms, 0, len(terms))
+        return cls(terms, (segment,))
 
     def extended(self, terms: VocabView) -> CompoundIndex:
         """These lookups over a vocabulary grown from this one's (the same terms first).

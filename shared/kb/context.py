@@ -68,18 +68,31 @@ def _clip_block(text: str, limit: int) -> str:
     return cut.rstrip(" ,;:\n") + "…"
 
 
+def _grouped(relations: Iterable[RelationLike]) -> Steps[Layered[str, list[RelationLike]]]:
+    by_topic: dict[str, list[RelationLike]] = {}
+    for at, relation in enumerate(relations):
+        by_topic.setdefault(relation.source, []).append(relation)
+        if relation.target != relation.source:
+            by_topic.setdefault(relation.target, []).append(relation)
+        if at % 256 == 255:
+            yield None
+    return Layered.of(by_topic)
+
+
 class RelationIndex:
     """Relations grouped by topic so a context build never scans every relation."""
 
     __slots__ = ("_by_topic",)
 
     def __init__(self, relations: Iterable[RelationLike]) -> None:
-        by_topic: dict[str, list[RelationLike]] = {}
-        for relation in relations:
-            by_topic.setdefault(relation.source, []).append(relation)
-            if relation.target != relation.source:
-                by_topic.setdefault(relation.target, []).append(relation)
-        self._by_topic: Layered[str, list[RelationLike]] = Layered(by_topic)
+        self._by_topic: Layered[str, list[RelationLike]] = run_steps(_grouped(relations))
+
+    @classmethod
+    def building(cls, relations: Iterable[RelationLike]) -> Steps[RelationIndex]:
+        """`RelationIndex(relations)` in steps: one slice per 256 relations (shared.kb.steps)."""
+        new = object.__new__(cls)
+        new._by_topic = yield from _grouped(relations)
+        return new
 
     def replaced(
         self, topic_ids: Iterable[str], relations: Iterable[RelationLike]
@@ -120,7 +133,9 @@ class RelationIndex:
             if at % 64 == 63:
                 yield None
         new = object.__new__(RelationIndex)
-        new._by_topic = by_topic.derive(put=changes.items(), drop=affected - changes.keys())
+        new._by_topic = yield from by_topic.deriving(
+            put=changes.items(), drop=affected - changes.keys()
+        )
         return new
 
     def among(self, topic_ids: Iterable[str]) -> list[RelationLike]:

@@ -53,12 +53,13 @@ def counting_words(
         word_of.extend(words.setdefault(token, len(words)) for token in tokens)
         doc_of.extend(array("i", [number]) * len(tokens))
         yield None
-    counts = sp.csr_array(
+    shape = (len(topics), len(words))
+    counts: sp.csr_array = yield lambda: sp.csr_array(
         (
             np.ones(len(word_of), dtype=np.float32),
             (np.frombuffer(doc_of, dtype=np.int32), np.frombuffer(word_of, dtype=np.int32)),
         ),
-        shape=(len(topics), len(words)),
+        shape=shape,
     )
     return words, counts
 
@@ -70,8 +71,54 @@ def term_matrix(
 
     New terms are appended to `vocabulary`; the matrix has a column for each of its terms.
     """
-    # One word at a time: a build does not hold every word's analysis at once.
-    return linked_terms((analyzer.analyse_uncached(token) for token in words), counts, vocabulary)
+    return run_steps(term_matrix_steps(words, counts, analyzer, vocabulary))
+
+
+def term_matrix_steps(
+    words: dict[str, int], counts: sp.csr_array, analyzer: Analyzer, vocabulary: Vocabulary
+) -> Steps[tuple[sp.csc_array, list[int]]]:
+    """term_matrix in steps: one slice per word, the product in numpy.
+
+    One word at a time: a build does not hold every word's analysis at once.
+    """
+    link_word = array("i")
+    link_term = array("i")
+    link_tf = array("f")
+    split: list[int] = []
+    add = vocabulary.add
+    for word_number, token in enumerate(words):
+        word = analyzer.analyse_uncached(token)
+        stem = add(word.stem)
+        if word.parts:
+            split.append(stem)
+        link_word.append(word_number)
+        link_term.append(stem)
+        link_tf.append(1.0)
+        for part in word.parts:
+            link_word.append(word_number)
+            link_term.append(add(part))
+            link_tf.append(INDEXED_PART_TF)
+        yield None
+    shape = (counts.shape[1], len(vocabulary))
+    matrix: sp.csc_array = yield lambda: _product(counts, link_word, link_term, link_tf, shape)
+    return matrix, split
+
+
+def _product(
+    counts: sp.csr_array,
+    link_word: array[int],
+    link_term: array[int],
+    link_tf: array[float],
+    shape: tuple[int, int],
+) -> sp.csc_array:
+    analysis = sp.csr_array(
+        (
+            np.frombuffer(link_tf, dtype=np.float32),
+            (np.frombuffer(link_word, dtype=np.int32), np.frombuffer(link_term, dtype=np.int32)),
+        ),
+        shape=shape,
+    )
+    return sp.csc_array(counts @ analysis)
 
 
 def analysing(words: Iterable[str], analyzer: Analyzer) -> Steps[list[Word]]:
@@ -83,39 +130,10 @@ def analysing(words: Iterable[str], analyzer: Analyzer) -> Steps[list[Word]]:
     return found
 
 
-def linked_terms(
-    analysed: Iterable[Word], counts: sp.csr_array, vocabulary: Vocabulary
-) -> tuple[sp.csc_array, list[int]]:
-    """term_matrix from the words' analyses, in the order of `counts`'s columns."""
-    link_word = array("i")
-    link_term = array("i")
-    link_tf = array("f")
-    split: list[int] = []
-    for word_number, word in enumerate(analysed):
-        stem = vocabulary.add(word.stem)
-        if word.parts:
-            split.append(stem)
-        link_word.append(word_number)
-        link_term.append(stem)
-        link_tf.append(1.0)
-        for part in word.parts:
-            link_word.append(word_number)
-            link_term.append(vocabulary.add(part))
-            link_tf.append(INDEXED_PART_TF)
-    analysis = sp.csr_array(
-        (
-            np.frombuffer(link_tf, dtype=np.float32),
-            (np.frombuffer(link_word, dtype=np.int32), np.frombuffer(link_term, dtype=np.int32)),
-        ),
-        shape=(counts.shape[1], len(vocabulary)),
-    )
-    return sp.csc_array(counts @ analysis), split
-
-
 def linking(
     analysed: list[Word], counts: sp.csr_array, vocabulary: Vocabulary
 ) -> Steps[tuple[sp.csc_array, list[int], VocabView]]:
-    """linked_terms in steps, for an update of an index sharing `vocabulary`, and its view.
+    """term_matrix's linking in steps, for an update of an index sharing `vocabulary`, and its view.
 
     The terms are spelled out one word a slice; only the appending of the new ones holds
     the vocabulary's lock (no slice boundary inside it), so updates of older indexes of

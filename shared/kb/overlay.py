@@ -11,8 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, cast
 
+from shared.kb.steps import Steps, run_steps
+
 FOLD_SHARE = 0.125
 FOLD_MIN = 1024
+SLICE = 512  # entries per slice of a derivation in steps
 _GONE: Any = object()
 _MISSING: Any = object()
 
@@ -36,28 +39,41 @@ class Layered[K, V](Mapping[K, V]):
 
     def derive(self, *, put: Iterable[tuple[K, V]] = (), drop: Iterable[K] = ()) -> Layered[K, V]:
         """A new version with these entries set and those removed; this one is left as is."""
+        return run_steps(self.deriving(put=put, drop=drop))
+
+    def deriving(
+        self, *, put: Iterable[tuple[K, V]] = (), drop: Iterable[K] = ()
+    ) -> Steps[Layered[K, V]]:
+        """`derive` in steps (shared.kb.steps): one slice per SLICE entries."""
         base, changes, size = self._base, dict(self._changes), self._size
 
         def present(key: K) -> bool:
             value = changes.get(key, _MISSING)
             return key in base if value is _MISSING else value is not _GONE
 
-        for key in drop:
+        for at, key in enumerate(drop):
             if present(key):
                 size -= 1
                 changes[key] = _GONE
-        for key, value in put:
+            if at % SLICE == SLICE - 1:
+                yield None
+        for at, (key, value) in enumerate(put):
             if not present(key):
                 size += 1
             changes[key] = value
+            if at % SLICE == SLICE - 1:
+                yield None
         new = object.__new__(Layered)
         if len(changes) > max(FOLD_MIN, FOLD_SHARE * len(self._base)):
-            base = dict(self._base)
-            for key, value in changes.items():
+            base = dict(self._base)  # one copy in C
+            yield None
+            for at, (key, value) in enumerate(changes.items()):
                 if value is _GONE:
                     base.pop(key, None)
                 else:
                     base[key] = value
+                if at % SLICE == SLICE - 1:
+                    yield None
             new._base, new._changes = base, {}
         else:
             new._base, new._changes = self._base, changes

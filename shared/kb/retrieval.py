@@ -13,15 +13,15 @@ import itertools
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
 
 from shared.kb.analysis import Analyzer
 from shared.kb.compound import MAX_EXPANSIONS, CompoundIndex
-from shared.kb.corpus import analysing, count_words, counting_words, linking, term_matrix
-from shared.kb.models import KbInputError, TopicLike, kb_hash, kb_hash_of_sorted
+from shared.kb.corpus import analysing, counting_words, linking, term_matrix_steps
+from shared.kb.models import KbInputError, TopicLike, kb_hash_of_sorted
 from shared.kb.overlay import Layered
 from shared.kb.postings import Postings
 from shared.kb.scoring import TF_SCALE
@@ -50,6 +50,7 @@ MIN_COVERAGE = 0.30  # chosen on evals/retrieval (bench_retrieval_quality prints
 # it occurs there at least twice (a label is indexed twice), not once in passing.
 PROMINENT_TF = 2.0
 _NO_TOPICS = np.zeros(0, dtype=np.int64)
+SLICE_TOPICS = 256  # topics per slice of a build or update in steps
 
 
 class Hit(NamedTuple):
@@ -90,11 +91,17 @@ def _check_summaries(summaries: Mapping[str, str] | None) -> Mapping[str, str]:
 
 
 def _check_topics(topics: Iterable[TopicLike] | Mapping[str, TopicLike]) -> list[TopicLike]:
+    return run_steps(_checking_topics(topics))
+
+
+def _checking_topics(
+    topics: Iterable[TopicLike] | Mapping[str, TopicLike],
+) -> Steps[list[TopicLike]]:
     if isinstance(topics, (str, bytes)) or not isinstance(topics, Iterable):
         raise KbInputError("RetrievalIndex.build needs an iterable of topics")
     listed = list(topics.values() if isinstance(topics, Mapping) else topics)
     seen: set[str] = set()
-    for topic in listed:
+    for at, topic in enumerate(listed):
         topic_id = getattr(topic, "id", None)
         if not isinstance(topic_id, str) or not topic_id.strip():
             raise KbInputError(f"every topic needs a non-empty string id, got {topic_id!r}")
@@ -103,7 +110,18 @@ def _check_topics(topics: Iterable[TopicLike] | Mapping[str, TopicLike]) -> list
         if topic_id in seen:
             raise KbInputError(f"duplicate topic id {topic_id!r} in the knowledge base")
         seen.add(topic_id)
+        if at % SLICE_TOPICS == SLICE_TOPICS - 1:
+            yield None
     return listed
+
+
+def _chunked[T, R](items: Sequence[T], fn: Callable[[Sequence[T]], Iterable[R]]) -> Steps[list[R]]:
+    """fn over consecutive chunks of items, concatenated: one slice per chunk."""
+    out: list[R] = []
+    for start in range(0, len(items), SLICE_TOPICS * 8):
+        out += fn(items[start : start + SLICE_TOPICS * 8])
+        yield None
+    return out
 
 
 class RetrievalIndex:
@@ -152,36 +170,68 @@ class RetrievalIndex:
         compound_weight: float = COMPOUND_WEIGHT,
     ) -> RetrievalIndex:
         """Index each topic's id, label, description and optional content summary."""
-        listed = _check_topics(topics)
+        return run_steps(cls.building(topics, summaries=summaries, compound_weight=compound_weight))
+
+    @classmethod
+    def building(
+        cls,
+        topics: Iterable[TopicLike],
+        *,
+        summaries: Mapping[str, str] | None = None,
+        compound_weight: float = COMPOUND_WEIGHT,
+    ) -> Steps[RetrievalIndex]:
+        """`build` in steps (shared.kb.steps): Python slices of a few hundred topics or
+        words, and the passes over the whole KB (matrices, postings, grams) as numpy
+        callables a caller may run in a worker thread. The index is the one `build` gives.
+        """
         summaries = _check_summaries(summaries)
         if not isinstance(compound_weight, (int, float)) or not 0.0 <= compound_weight <= 1.0:
             raise KbInputError(f"compound_weight must be within [0, 1], got {compound_weight!r}")
-        words, counts = count_words(listed, summaries)
-        analyzer = Analyzer(words)
+        listed = yield from _checking_topics(topics)
+        words, counts = yield from counting_words(listed, summaries)
+        analyzer = yield from Analyzer.building(words)
         lineage = Vocabulary()
-        matrix, split_terms = term_matrix(words, counts, analyzer, lineage)
+        matrix, split_terms = yield from term_matrix_steps(words, counts, analyzer, lineage)
         del words, counts
         vocab = lineage.view()
-        analyzer.forget(vocab)  # the build's words: the query cache starts empty
+        yield from analyzer.forgetting(vocab)  # the build's words: the query cache starts empty
         split = np.zeros(len(vocab), dtype=bool)
         split[split_terms] = True
-        ids = [topic.id for topic in listed]
+        ids: list[str] = yield from _chunked(listed, lambda chunk: [t.id for t in chunk])
+        # Sorted already when the topics come from the store in id order: one pass then.
         ordered = sorted(ids)
-        position = {topic_id: at for at, topic_id in enumerate(ordered)}
-        rank = np.fromiter((position[i] for i in ids), dtype=np.int32, count=len(ids))
+        yield None
+        position: dict[str, int] = {}
+        for start in range(0, len(ordered), SLICE_TOPICS * 8):
+            end = min(start + SLICE_TOPICS * 8, len(ordered))
+            position.update(zip(ordered[start:end], range(start, end), strict=True))
+            yield None
+        ranks = yield from _chunked(ids, lambda chunk: [position[i] for i in chunk])
+        rank = np.asarray(ranks, dtype=np.int32).reshape(-1)
+        del ranks
+        numbers: dict[str, int] = {}
+        for start in range(0, len(ids), SLICE_TOPICS * 8):
+            end = min(start + SLICE_TOPICS * 8, len(ids))
+            numbers.update(zip(ids[start:end], range(start, end), strict=True))
+            yield None
+        postings: Postings = yield lambda: Postings.from_matrix(matrix, len(vocab))
+        mentions = yield from Mentions.collecting(listed)
+        compound = yield from CompoundIndex.building(vocab)
+        fingerprint: str = yield lambda: kb_hash_of_sorted(ordered)  # hashlib frees the GIL
         return cls._assemble(
             ids=ids,
-            numbers=position_of_ids(ids),
+            numbers=Layered.of(numbers),
             ordered=ordered,
             rank=rank,
             analyzer=analyzer,
             lineage=lineage,
             vocab=vocab,
             split=split,
-            postings=Postings.from_matrix(matrix, len(vocab)),
-            mentions=Mentions.of(listed),
+            postings=postings,
+            mentions=mentions,
             compound_weight=float(compound_weight),
-            compound=None,
+            compound=compound,
+            fingerprint=fingerprint,
         )
 
     @classmethod
@@ -272,7 +322,7 @@ class RetrievalIndex:
         split[split_terms] = True
         first = len(self._ids)
         ids = [*self._ids, *(topic.id for topic in fresh)]
-        numbers = numbers.derive(
+        numbers = yield from numbers.deriving(
             drop=dropped, put=((topic.id, first + at) for at, topic in enumerate(fresh))
         )
         ordered, rank = self._reordered(dead, dropped, [topic.id for topic in fresh])
@@ -297,7 +347,12 @@ class RetrievalIndex:
             )
             ids = list(itertools.compress(ids, live.tolist()))
             yield None
-            numbers = position_of_ids(ids)
+            renumbered: dict[str, int] = {}
+            for start in range(0, len(ids), SLICE_TOPICS * 8):
+                end = min(start + SLICE_TOPICS * 8, len(ids))
+                renumbered.update(zip(ids[start:end], range(start, end), strict=True))
+                yield None
+            numbers = Layered.of(renumbered)
             rank = rank[live]
         yield None
         fingerprint: str = yield lambda: kb_hash_of_sorted(ordered)  # hashlib frees the GIL
@@ -542,11 +597,6 @@ class _QueryTerms(NamedTuple):
     concept_weight: np.ndarray  # per word
 
 
-def position_of_ids(ids: list[str]) -> Layered[str, int]:
-    """Topic id → topic number."""
-    return Layered.of(dict(zip(ids, range(len(ids)), strict=True)))
-
-
 class IndexCache:
     """Keeps the most recent indexes by kb_hash so a KB snapshot is indexed once."""
 
@@ -577,11 +627,21 @@ class IndexCache:
         self, topics: Iterable[TopicLike], *, summaries: Mapping[str, str] | None = None
     ) -> RetrievalIndex:
         """The cached index for these topics' kb_hash, building it on a miss."""
-        listed = _check_topics(topics)
-        cached = self.get(kb_hash(topic.id for topic in listed))
+        return run_steps(self.getting_or_building(topics, summaries=summaries))
+
+    def getting_or_building(
+        self, topics: Iterable[TopicLike], *, summaries: Mapping[str, str] | None = None
+    ) -> Steps[RetrievalIndex]:
+        """`get_or_build` in steps (shared.kb.steps; see RetrievalIndex.building)."""
+        listed = yield from _checking_topics(topics)
+        ids: list[str] = yield from _chunked(listed, lambda chunk: [t.id for t in chunk])
+        ids.sort()  # one pass when the topics come in id order
+        yield None
+        fingerprint: str = yield lambda: kb_hash_of_sorted(ids)
+        cached = self.get(fingerprint)
         if cached is not None:
             return cached
-        index = RetrievalIndex.build(listed, summaries=summaries)
+        index = yield from RetrievalIndex.building(listed, summaries=summaries)
         self.put(index)
         return index
 

@@ -26,3 +26,18 @@ def run_steps[T](steps: Steps[T]) -> T:
             result: T = done.value
             return result
         value = None if step is None else step()
+
+
+def releasing(items: list[Any] | dict[Any, Any] | set[Any], *, chunk: int = 2048) -> Steps[None]:
+    """Empty a container the caller alone holds, a chunk a slice: freeing a large one at once
+    (hundreds of thousands of entries) is one long call that holds the GIL."""
+    if isinstance(items, list):
+        while items:
+            del items[-chunk:]
+            yield None
+        return
+    pop = items.popitem if isinstance(items, dict) else items.pop
+    while items:
+        for _ in range(min(chunk, len(items))):
+            pop()
+        yield None

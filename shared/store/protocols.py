@@ -39,6 +39,7 @@ from shared.store.models_learning import (
 )
 from shared.store.models_provenance import UndoLabel
 from shared.store.models_telemetry import LLMCallRecord
+from shared.store.paging import PAGE
 from shared.store.protocols_audit import AuditRepository
 from shared.store.protocols_pending import PendingMergeRepository
 from shared.store.protocols_provenance import (
@@ -79,6 +80,13 @@ class TopicRepository(Protocol):
     async def list(self, *, type: str | None = None, relevance: str | None = None) -> list[Topic]:
         """All topics (optionally filtered), in id order."""
 
+    async def page(self, *, after_id: str | None = None, limit: int = PAGE) -> builtins.list[Topic]:
+        """Up to `limit` topics with ids after `after_id` (from the first), in id order.
+
+        Keyset paging: each page is its own short read, so pages taken while the graph
+        changes see each topic as it is when its page is read (BadInputError on a bad limit).
+        """
+
     async def ids(self) -> set[str]:
         """Every topic id."""
 
@@ -106,6 +114,11 @@ class RelationRepository(Protocol):
 
     async def touching(self, topic_ids: Iterable[str]) -> builtins.list[Relation]:
         """The relations with either endpoint among the ids, ordered by key."""
+
+    async def page(
+        self, *, after: RelationKey | None = None, limit: int = PAGE
+    ) -> builtins.list[Relation]:
+        """Up to `limit` relations with keys after `after` (from the first), ordered by key."""
 
     async def upsert_many(self, relations: Iterable[Relation]) -> int:
         """Insert or update relations in one transaction (BadInputError on a missing endpoint)."""

@@ -34,6 +34,7 @@ from shared.store.mongo.queries import (
     touching,
 )
 from shared.store.mongo.undo import begin_logged, finish_logged
+from shared.store.paging import PAGE, checked_after, checked_key, checked_page
 
 
 @mongo_errors
@@ -193,6 +194,13 @@ class MongoTopics:
             query["learning_relevance"] = relevance
         return [topic_from_doc(d) async for d in self._db["topics"].find(query).sort("_id", 1)]
 
+    async def page(self, *, after_id: str | None = None, limit: int = PAGE) -> builtins.list[Topic]:
+        """Up to `limit` topics with ids after `after_id` (from the first), in id order."""
+        limit = checked_page(limit)
+        query = {} if after_id is None else {"_id": {"$gt": checked_after(after_id)}}
+        cursor = self._db["topics"].find(query).sort("_id", 1).limit(limit)
+        return [topic_from_doc(d) async for d in cursor]
+
     async def ids(self) -> set[str]:
         """Every topic id."""
         return {d["_id"] async for d in self._db["topics"].find({}, {"_id": 1})}
@@ -263,6 +271,27 @@ class MongoRelations:
         """The relations with either endpoint among the ids, ordered by key."""
         query = touching(sorted(set(topic_ids)))
         cursor = self._db["relations"].find(query).sort([("source", 1), ("target", 1), ("type", 1)])
+        return [relation_from_doc(d) async for d in cursor]
+
+    async def page(
+        self, *, after: RelationKey | None = None, limit: int = PAGE
+    ) -> builtins.list[Relation]:
+        """Up to `limit` relations with keys after `after` (from the first), ordered by key."""
+        limit = checked_page(limit)
+        query: dict[str, object] = {}
+        if after is not None:
+            source, target, type_ = checked_key(after)
+            # The bound on source keeps the scan of the relation_key index a range.
+            query = {
+                "source": {"$gte": source},
+                "$or": [
+                    {"source": {"$gt": source}},
+                    {"source": source, "target": {"$gt": target}},
+                    {"source": source, "target": target, "type": {"$gt": type_}},
+                ],
+            }
+        order = [("source", 1), ("target", 1), ("type", 1)]
+        cursor = self._db["relations"].find(query).sort(order).limit(limit)
         return [relation_from_doc(d) async for d in cursor]
 
     async def upsert_many(self, relations: Iterable[Relation]) -> int:

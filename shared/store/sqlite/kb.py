@@ -22,6 +22,7 @@ from shared.store.models import (
     Topic,
     TopicCounts,
 )
+from shared.store.paging import PAGE, checked_after, checked_key, checked_page
 from shared.store.sqlite.db import SqliteDb, dumps, to_text
 from shared.store.sqlite.provenance import drop_for_relations, drop_for_topics, record_assertions
 
@@ -55,7 +56,7 @@ SELECT json_group_array(json_object(
     'id', id, 'label', label, 'type', type, 'description', description,
     'learning_relevance', learning_relevance, 'relevance_locked', relevance_locked,
     'metadata', json(metadata), 'created_at', created_at, 'updated_at', updated_at))
-FROM (SELECT * FROM topics WHERE {where} ORDER BY id)
+FROM (SELECT * FROM topics WHERE {where} ORDER BY id{limit})
 """
 _TOPIC_LIST = TypeAdapter(list[Topic])
 
@@ -118,7 +119,7 @@ def upsert_relations(conn: sqlite3.Connection, relations: list[Relation]) -> Non
 
 def select_topics(conn: sqlite3.Connection, topic_ids: list[str]) -> list[Topic]:
     """The topics among the ids, in id order, inside the caller's transaction."""
-    sql = _TOPICS_JSON.format(where="id IN (SELECT value FROM json_each(?))")
+    sql = _TOPICS_JSON.format(where="id IN (SELECT value FROM json_each(?))", limit="")
     return _TOPIC_LIST.validate_json(conn.execute(sql, (dumps(topic_ids),)).fetchone()[0])
 
 
@@ -236,8 +237,17 @@ class SqliteTopics:
             params.append(relevance)
         return await self._select(" AND ".join(clauses), params)
 
-    async def _select(self, where: str, params: builtins.list[Any]) -> builtins.list[Topic]:
-        sql = _TOPICS_JSON.format(where=where)
+    async def page(self, *, after_id: str | None = None, limit: int = PAGE) -> builtins.list[Topic]:
+        """Up to `limit` topics with ids after `after_id` (from the first), in id order."""
+        limit = checked_page(limit)
+        if after_id is None:
+            return await self._select("1", [], limit=limit)
+        return await self._select("id > ?", [checked_after(after_id)], limit=limit)
+
+    async def _select(
+        self, where: str, params: builtins.list[Any], *, limit: int | None = None
+    ) -> builtins.list[Topic]:
+        sql = _TOPICS_JSON.format(where=where, limit="" if limit is None else f" LIMIT {limit}")
         raw = await self._db.read(lambda c: c.execute(sql, params).fetchone()[0])
         return _TOPIC_LIST.validate_json(raw)
 
@@ -327,6 +337,22 @@ class SqliteRelations:
         """The relations with either endpoint among the ids, ordered by key."""
         ids = sorted(set(topic_ids))
         return await self._db.read(lambda c: relations_touching(c, ids))
+
+    async def page(
+        self, *, after: RelationKey | None = None, limit: int = PAGE
+    ) -> builtins.list[Relation]:
+        """Up to `limit` relations with keys after `after` (from the first), ordered by key."""
+        limit = checked_page(limit)
+        columns = "SELECT source, target, type, description FROM relations"
+        order = f"ORDER BY source, target, type LIMIT {limit}"
+        if after is None:
+            sql, params = f"{columns} {order}", []
+        else:
+            # A row-value comparison: one range scan of the primary key.
+            sql = f"{columns} WHERE (source, target, type) > (?, ?, ?) {order}"
+            params = list(checked_key(after))
+        rows = await self._db.read(lambda c: c.execute(sql, params).fetchall())
+        return [_relation(r) for r in rows]
 
     async def upsert_many(self, relations: Iterable[Relation]) -> int:
         """Insert or update relations in one transaction."""

@@ -70,9 +70,10 @@ async def test_kb_updated_is_applied_without_reading_the_whole_store(
     first = await cache.get()
 
     async def no_full_read(**_: object) -> list[Topic]:
-        raise AssertionError("an update must not list every topic")
+        raise AssertionError("an update must not read every topic")
 
     monkeypatch.setattr(store.topics, "list", no_full_read)
+    monkeypatch.setattr(store.topics, "page", no_full_read)
     await store.topics.upsert_many([
         Topic(id="fietsregeling", label="Fietsregeling", type="concept",
               description="Lease een fiets via je brutosalaris."),
@@ -144,13 +145,13 @@ async def test_slow_or_failing_rebuilds_fall_back_to_the_previous_snapshot(
     cache = KbCache(store, fresh_wait_s=0.01)
     first = await cache.get()
     release = asyncio.Event()
-    original = store.topics.list
+    original = store.topics.page
 
-    async def slow_list(**kw: object) -> list[Topic]:
+    async def slow_page(**kw: object) -> list[Topic]:
         await release.wait()
         return await original(**kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(store.topics, "list", slow_list)
+    monkeypatch.setattr(store.topics, "page", slow_page)
     cache.invalidate()
     assert await cache.get() is first  # the rebuild is still running
     release.set()
@@ -161,7 +162,7 @@ async def test_slow_or_failing_rebuilds_fall_back_to_the_previous_snapshot(
     async def broken(**_: object) -> list[Topic]:
         raise StoreUnavailableError("locked")
 
-    monkeypatch.setattr(store.topics, "list", broken)
+    monkeypatch.setattr(store.topics, "page", broken)
     cache.invalidate()
     current = cache.current
     assert current is not None and await cache.get() is current

@@ -135,7 +135,7 @@ async def test_a_kb_that_cannot_be_read_gives_an_apology_and_no_llm_call(
     async def unavailable(**_: object) -> list:
         raise StoreUnavailableError("database is locked")
 
-    monkeypatch.setattr(store.topics, "list", unavailable)
+    monkeypatch.setattr(store.topics, "page", unavailable)  # the full read of the KB
     reply = await chat_turn(store=store, kb=kb, request=ChatRequest(user_id="U1", text="Hoi"))
     assert reply.error_ref is not None and fake_anthropic.requests == []
     assert [m.role for m in await store.threads.get("U1")] == ["assistant"]
