@@ -39,7 +39,14 @@ from services.extractor.tools import EMIT_HANDBOOK_DELTA, HandbookDelta
 from shared.bus import ExtractedRelation, Topic
 from shared.config import Settings
 from shared.errors import ConfigError, R42Error
-from shared.formats import EmptyDocumentError, FormatError, is_supported, read_document
+from shared.formats import (
+    EmptyDocumentError,
+    FormatError,
+    is_supported,
+    read_document,
+    supported_list,
+)
+from shared.formats.core import suffix_of
 from shared.kb import chunk_text
 from shared.llm import Limiter
 from shared.store import HandbookTree, KbChanges
@@ -296,6 +303,11 @@ async def sync_handbook(
     try:
         listed = await _listing(store, client, settings.handbook_path)
         files = [f for f in listed if is_supported(f.path)]
+        for other in (f for f in listed if not is_supported(f.path)):
+            # Never fetched: reported with the rule every entry point gives.
+            why = f"unsupported format {suffix_of(other.path) or '(no suffix)'}"
+            record(FileOutcome(path=other.path, status="skipped",
+                               error=f"{why}; supported: {supported_list()}"))  # fmt: skip
         synced = await store.handbook_sync.all()
         moves, renamed_to = await _moves(store, files, synced, settings.handbook_path)
         for outcome in moves:

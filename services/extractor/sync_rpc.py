@@ -6,7 +6,7 @@ import asyncio
 
 from services.extractor.handbook import sync_handbook
 from services.extractor.handlers import ExtractorDeps
-from shared.bus.extractor_rpc import HandbookSyncReply, HandbookSyncRequest
+from shared.bus.extractor_rpc import SHOWN_WAITING, HandbookSyncReply, HandbookSyncRequest
 from shared.errors import BadInputError
 
 
@@ -30,6 +30,7 @@ async def answer_sync(
             options=deps.options, publish=deps.publish,
         )  # fmt: skip
     failed = [f for f in report.files if f.status == "failed"]
+    skipped = [f for f in report.files if f.status == "skipped"]
     message = "; ".join(f"{f.path}: {f.error}" for f in failed[:5])
     if report.rate_limited:  # Dutch, like every reply an admin reads in Slack
         reset = report.rate_limit_reset
@@ -37,6 +38,7 @@ async def answer_sync(
         message = f"gestopt: de GitHub-limiet is bereikt{when}. {message}".strip()
     return HandbookSyncReply(
         changed=report.count("changed"), unchanged=report.count("unchanged"),
-        failed=len(failed), message=message[:4000],
+        failed=len(failed), message=message[:4000], skipped=len(skipped),
+        skipped_shown=[f.path[-500:] for f in skipped[:SHOWN_WAITING]],
         waiting=report.waiting.summary() if report.waiting is not None else None,
     )  # fmt: skip

@@ -68,6 +68,10 @@ class HandbookSyncReply(BaseModel):
     unchanged: int = Field(default=0, ge=0)
     failed: int = Field(default=0, ge=0)
     message: str = Field(default="", max_length=4000)
+    skipped: int = Field(default=0, ge=0)
+    """Files left out: an unsupported format, an empty file or a scan without text."""
+    skipped_shown: list[str] = Field(default_factory=list, max_length=SHOWN_WAITING)
+    """The first of them (handbook paths)."""
     waiting: SyncWaiting | None = None
     """Set after a complete sync only (an incomplete one cannot know what no file defines)."""
 

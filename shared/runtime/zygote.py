@@ -116,6 +116,9 @@ def set_child_subreaper() -> bool:
     if not sys.platform.startswith("linux") or not hasattr(os, "pidfd_open"):
         return False
     try:
+        # The supervisor waits for adopted services through pidfds (Linux 5.3+): probe first,
+        # so a fork is never made that could not be supervised.
+        os.close(os.pidfd_open(os.getpid()))
         libc = ctypes.CDLL(None, use_errno=True)
         return int(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
     except (OSError, AttributeError):

@@ -134,6 +134,10 @@ def describe_sync(reply: HandbookSyncReply) -> str:
         f"handboek gesynchroniseerd: {reply.changed} bestand(en) bijgewerkt, "
         f"{reply.unchanged} ongewijzigd, {reply.failed} mislukt"
     )
+    if reply.skipped:
+        more = " …" if reply.skipped > len(reply.skipped_shown) else ""
+        line += (f", {reply.skipped} overgeslagen (leeg, zonder tekst of een formaat dat R42 "
+                 f"niet leest: {', '.join(reply.skipped_shown)}{more})")  # fmt: skip
     notes = "; ".join(n for n in (reply.message, describe_waiting(reply.waiting)) if n)
     return f"{line}. {notes}" if notes else line
 

@@ -84,6 +84,7 @@ async def test_sync_extracts_only_changed_files(
     settings = settings_for(github)
     report, published = await run_sync(store, settings)
     assert [(f.path, f.status) for f in report.files] == [
+        ("handbook/logo.png", "skipped"),  # not a format R42 reads: named, never fetched
         ("handbook/rollen/teamlead.md", "changed"),
         ("handbook/verlof.md", "changed"),
     ]
@@ -112,6 +113,7 @@ async def test_sync_extracts_only_changed_files(
     github.files["handbook/verlof.md"] = VERLOF + b"\n## Ouderschapsverlof\nTot acht jaar.\n"
     report, published = await run_sync(store, settings)
     assert [(f.path, f.status) for f in report.files] == [
+        ("handbook/logo.png", "skipped"),
         ("handbook/rollen/teamlead.md", "unchanged"),
         ("handbook/verlof.md", "changed"),
     ]
@@ -152,6 +154,7 @@ async def test_state_is_saved_only_after_the_merge(
     monkeypatch.setattr(store, "apply_kb_changes", real_apply)
     report, _ = await run_sync(store, settings)
     assert [(f.path, f.status) for f in report.files] == [
+        ("handbook/logo.png", "skipped"),
         ("handbook/rollen/teamlead.md", "unchanged"),
         ("handbook/verlof.md", "changed"),
     ]

@@ -59,10 +59,12 @@ async def test_a_realistic_handbook_stays_equal_to_a_fresh_sync(
     assert 30 <= len(tree) <= 60 and max(p.count("/") for p in tree) >= 5
     report, _ = await sync(store, github)
     assert report.count("failed") == 0
-    assert {f.path for f in report.files if f.status == "skipped"} == {
-        "handbook/werk/engineering/later.md"
-    }
-    assert "handbook/assets/logo.png" not in {f.path for f in report.files}
+    skipped = {f.path: f.error for f in report.files if f.status == "skipped"}
+    assert set(skipped) == {"handbook/werk/engineering/later.md", "handbook/assets/logo.png"}
+    # An image is named with the rule every entry point gives, and never fetched.
+    assert (skipped["handbook/assets/logo.png"] or "").startswith(
+        "unsupported format .png; supported: .md"
+    ), skipped
     assert blob_sha(tree["handbook/assets/logo.png"]) not in github.blob_requests()
     before = {t.id: t for t in await store.topics.list()}
     owners = await provenance(store)
@@ -85,7 +87,8 @@ async def test_a_realistic_handbook_stays_equal_to_a_fresh_sync(
     report, published = await sync(store, github)
     statuses = {f.path: f.status for f in report.files if f.status != "unchanged"}
     assert statuses == {DELETED: "deleted", RENAMED[1]: "renamed",
-                        SECTION_REMOVED: "changed", SECTION_EDITED: "changed"}  # fmt: skip
+                        SECTION_REMOVED: "changed", SECTION_EDITED: "changed",
+                        "handbook/assets/logo.png": "skipped"}  # fmt: skip
     # Everything else is unchanged (the empty file too: skipped once, its sha kept).
     assert report.count("unchanged") == len(github.files) - 1 - 3  # the image, the three above
     # Only the two edited blobs were fetched.
@@ -145,6 +148,8 @@ async def test_every_format_through_the_sync(
         [outcome] = outcomes.values()
         assert outcome.status == "skipped" and case.error in (outcome.error or ""), outcome
         assert topics == []
-    else:  # a format R42 does not read is left alone in a repo: never fetched, never failed
-        assert outcomes == {} and topics == []
+    else:  # a format R42 does not read: named with the rule, never fetched, never failed
+        [outcome] = outcomes.values()
+        assert outcome.status == "skipped" and topics == []
+        assert (outcome.error or "").startswith(f"unsupported format {case.name[-4:]}; supported:")
         assert blob_sha(case.data) not in github.blob_requests()

@@ -102,3 +102,13 @@ def test_a_sync_reply_is_worded_in_dutch_with_what_waits() -> None:
     # Nothing new waits (reported by an earlier sync): nothing about it.
     quiet = HandbookSyncReply(changed=1, waiting=SyncWaiting(still_waiting=7, max_wait_days=30))
     assert describe_sync(quiet).endswith("0 mislukt")
+
+
+def test_sync_line_names_the_skipped_files_in_dutch() -> None:
+    shown = [f"handbook/img/{i}.png" for i in range(5)]
+    reply = HandbookSyncReply(changed=1, unchanged=2, skipped=7, skipped_shown=shown)
+    line = describe_sync(reply)
+    assert line.startswith("handboek gesynchroniseerd: 1 bestand(en) bijgewerkt, 2 ongewijzigd")
+    assert "7 overgeslagen (leeg, zonder tekst of een formaat dat R42 niet leest: " in line
+    assert "handbook/img/4.png …)" in line and "unsupported" not in line
+    assert "overgeslagen" not in describe_sync(HandbookSyncReply(changed=1))
