@@ -10,6 +10,7 @@ from services.gateway.console import render
 from services.gateway.console.sources import SourceCommands
 from services.gateway.core.models import Progress, SuggestionDecision
 from services.gateway.core.sources import describe_sync
+from services.gateway.core.text import SOURCE_STATUS_NL, dutch
 from services.gateway.core.uploads import read_upload
 from services.gateway.core.waiter import next_event
 from shared.bus import SourceFailed, SourceProgress
@@ -41,7 +42,11 @@ class AdminCommands(SourceCommands):
             # The source may have progressed before the watch began: the store is the truth.
             stored = await self.client.sources.get(source_id)
             if stored is not None and stored.status in ("completed", "failed", "cancelled"):
-                self.out.print(Text(f"{name}: {stored.status} {stored.error or ''}".strip()))
+                # In Dutch, as the progress lines are (a fast extraction ends before the watch).
+                status = dutch(stored.status, SOURCE_STATUS_NL)
+                self.out.print(
+                    Text(f"{name}: {status}" + (f" — {stored.error}" if stored.error else ""))
+                )
                 return
             with self.out.status(f"{name} wordt ingelezen…"):
                 while True:

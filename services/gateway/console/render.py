@@ -20,7 +20,8 @@ CONSOLE_HELP = """Typ een vraag voor R42, of een commando:
                                         het onderwerp van deze week, of een ander
   /quiz                                 de quiz van deze week
   /leaderboard                          ranglijst (week en aller tijden)
-  /ingest PAD                           een tekst- of markdownbestand inlezen
+  /ingest PAD                           een bestand inlezen (tekst, Markdown, HTML,
+                                        PDF of DOCX)
   /sources                              bronnen en hun status; /sources delete ID
                                         [--max-deletions N] verwijdert er een (beheerders)
   /suggestions                          openstaande voorstellen beoordelen

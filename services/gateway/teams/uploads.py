@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 
 FILE_INFO = "application/vnd.microsoft.teams.file.download.info"
 HOW_TO = (
-    "Stuur me in een privégesprek een tekst- of markdownbestand; "
+    "Stuur me in een privégesprek een bestand (tekst, Markdown, HTML, PDF of DOCX); "
     "beheerders kunnen zo bronnen toevoegen."
 )
 TEAMS_CONVERSATION_PREFIXES = ("a:", "19:", "28:", "29:")

@@ -28,6 +28,10 @@ def test_ingest_dir_in_any_format(tmp_path: Path, case: Case) -> None:
         return
     assert result.exit_code == 0, output
     sources = {s.name: s for s in query(lambda s: s.sources.list())}
+    if case.empty:  # skipped in a folder, with a notice
+        assert set(sources) == {"index.md"}
+        assert f"skipped {root / name} {case.error}" in output, output
+        return
     if case.error:  # a format R42 does not read: skipped with the one message
         assert set(sources) == {"index.md"}
         assert f"skipped {root / name}: {case.error} .rtf; supported: .md" in output, output

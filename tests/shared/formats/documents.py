@@ -58,6 +58,12 @@ class Case:
     """The phrase of the one clear refusal (English surfaces)."""
     error_nl: str = ""
     """The same refusal on the Dutch surfaces (Slack, Teams, the console)."""
+    mimetype: str = "application/octet-stream"
+
+    @property
+    def empty(self) -> bool:
+        """An empty file: skipped with a notice where a folder or a sync holds it."""
+        return not self.data
 
 
 RAW_SYNTAX = ("%PDF", "endobj", "<p>", "<main", "<script", "word/document.xml", "PK\x03\x04")
@@ -67,19 +73,23 @@ def readable_cases() -> list[Case]:
     """PDF, DOCX and HTML made by their libraries: each must arrive as its text."""
     return [
         Case("verlof.pdf", pdf_bytes(["Verlof", "Je hebt 27 vakantiedagen per jaar."]),
-             text="27 vakantiedagen"),
-        Case("gids.docx", docx_bytes(), text="27 vakantiedagen", heading="verlof"),
-        Case("reizen.html", HTML, text="23 cent per kilometer", heading="reiskosten"),
+             text="27 vakantiedagen", mimetype="application/pdf"),
+        Case("gids.docx", docx_bytes(), text="27 vakantiedagen", heading="verlof",
+             mimetype="application/vnd.openxmlformats-officedocument.wordprocessingml.document"),
+        Case("reizen.html", HTML, text="23 cent per kilometer", heading="reiskosten",
+             mimetype="text/html"),
     ]  # fmt: skip
 
 
 def refused_cases() -> list[Case]:
-    """A scan without text and a format R42 does not read: one clear message each."""
+    """A scan without text, a format R42 does not read, an empty file: one clear message each."""
     return [
         Case("scan.pdf", pdf_bytes([], []), error="no text layer",
-             error_nl="de PDF heeft geen tekstlaag"),
+             error_nl="de PDF heeft geen tekstlaag", mimetype="application/pdf"),
         Case("brief.rtf", rb"{\rtf1\ansi {\b Verlof} aanvragen}", error="unsupported format",
-             error_nl="dit bestandsformaat kan R42 niet lezen; wel: "),
+             error_nl="dit bestandsformaat kan R42 niet lezen; wel: ", mimetype="application/rtf"),
+        Case("leeg.md", b"", error="is empty", error_nl="het bestand is leeg",
+             mimetype="text/markdown"),
     ]  # fmt: skip
 
 

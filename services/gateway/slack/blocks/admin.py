@@ -204,7 +204,8 @@ def ingest_modal(*, channel: str | None) -> dict[str, Any]:
         blocks=[
             section(
                 "Plak de tekst van een bron (markdown mag), of synchroniseer het handboek. "
-                "Grotere documenten: deel een tekst- of markdownbestand met R42 in een DM."
+                "Grotere documenten: deel een bestand (tekst, Markdown, HTML, PDF of DOCX) met "
+                "R42 in een DM."
             ),
             InputBlock(
                 block_id=INGEST_NAME_BLOCK,
