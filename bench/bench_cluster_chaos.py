@@ -114,6 +114,21 @@ class Run:
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 raise SystemExit(f"r42 up did not come up:\n{log.read_text()[-3000:]}")
             time.sleep(0.2)
+        # The banner comes once the chat path answers; content and telemetry start after it.
+        # Kills must find every replica of every service running, or "recovered" means less.
+        while not self.all_ready():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"not every service became ready:\n{log.read_text()[-3000:]}")
+            time.sleep(0.2)
+
+    def all_ready(self, dead: frozenset[int] = frozenset()) -> bool:
+        """Three NATS nodes and every service's replicas ready, none still to start or dead."""
+        doc = self.status()
+        nodes = [n["pid"] for n in doc.get("nats") or []]
+        svcs = doc.get("services") or []
+        if len(nodes) != 3 or doc.get("starting") or dead & {*nodes, *(s["pid"] for s in svcs)}:
+            return False
+        return bool(svcs) and all(s["ready"] for s in svcs)
 
     def state(self) -> dict[str, Any]:
         state: dict[str, Any] = json.loads((self.data / "runtime.json").read_text())
@@ -135,11 +150,7 @@ class Run:
             killed.append((what, pid, time.monotonic()))
         dead = {pid for _, pid, _ in killed}
         while time.monotonic() - killed[0][2] < 300:
-            doc = self.status()
-            nodes = [n["pid"] for n in doc.get("nats") or []]
-            svcs = doc.get("services") or []
-            back = len(nodes) == 3 and not dead & {*nodes, *(s["pid"] for s in svcs)}
-            if back and svcs and all(s["ready"] for s in svcs):
+            if self.all_ready(frozenset(dead)):
                 now = time.monotonic()
                 self.recover += [(what, now - at) for what, _, at in killed]
                 return

@@ -59,7 +59,8 @@ class Pty:
             left = deadline - time.perf_counter()
             if left <= 0 or self.proc.poll() is not None:
                 raise SystemExit(f"{pattern!r} not shown; screen:\n{self.screen[-3000:]}")
-            ready, _, _ = select.select([self.fd], [], [], min(left, 0.05))
+            # A short wait: the figure is when the text shows, not when a coarse poll looks.
+            ready, _, _ = select.select([self.fd], [], [], min(left, 0.005))
             if ready:
                 try:
                     self.raw += os.read(self.fd, 65536)

@@ -80,6 +80,39 @@ async def until_stopped(
         err.print(Text(note, style="yellow"), soft_wrap=True)
     chosen = chosen or choose_console(settings, wanted=console)
     run, console_note = await chosen
+    # The console connects while the services start; it opens below the banner.
+    opened = asyncio.Event()
+    console_task = (
+        asyncio.create_task(run(settings=_live(settings, runtime, state), opened=opened))
+        if run is not None else None
+    )  # fmt: skip
+    try:
+        return await _until_ready_then_run(
+            settings=settings, runtime=runtime, state=state, run=run, console_note=console_note,
+            stop=stop, out=out, err=err, console_task=console_task, opened=opened,
+        )  # fmt: skip
+    finally:
+        if console_task is not None:  # ended, failed or never opened: nothing of it left
+            console_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await console_task
+
+
+def _live(settings: Settings, runtime: EmbeddedRuntime, state: RuntimeState) -> Settings:
+    """The settings the console runs with: this run's bus, as the CLI's own NATS user."""
+    update: dict[str, object] = {"nats_url": state.nats_url, "nats_replicas": state.stream_replicas}
+    cli = runtime.users.get("cli")
+    if state.nats_auth and cli is not None:
+        update.update(nats_nkey_seed=cli.seed_file, nats_inbox_prefix=cli.inbox_prefix)
+    return settings.model_copy(update=update)
+
+
+async def _until_ready_then_run(
+    *, settings: Settings, runtime: EmbeddedRuntime, state: RuntimeState, run: ConsoleRun | None,
+    console_note: str, stop: asyncio.Event, out: Console, err: Console,
+    console_task: asyncio.Task[None] | None, opened: asyncio.Event,
+) -> int:  # fmt: skip
+    """Wait for the chat path, then the banner and the console (or nothing) until the end."""
     # Above the console its language already (the banner follows in Dutch).
     waiting = (
         "wachten tot de chat antwoordt…" if run else "waiting for the chat path to answer…"
@@ -103,7 +136,7 @@ async def until_stopped(
     try:
         return await _after_ready(
             settings=settings, runtime=runtime, state=state, run=run, console_note=console_note,
-            stop=stop, out=out, err=err, later=later,
+            stop=stop, out=out, err=err, later=later, console_task=console_task, opened=opened,
         )  # fmt: skip
     finally:
         if not later.done():  # stopping: the later stage starts nothing more
@@ -115,7 +148,7 @@ async def until_stopped(
 async def _after_ready(
     *, settings: Settings, runtime: EmbeddedRuntime, state: RuntimeState, run: ConsoleRun | None,
     console_note: str, stop: asyncio.Event, out: Console, err: Console,
-    later: asyncio.Task[None],
+    later: asyncio.Task[None], console_task: asyncio.Task[None] | None, opened: asyncio.Event,
 ) -> int:  # fmt: skip
     """The banner, then the console (or nothing) until the end."""
     dutch = run is not None  # above the (Dutch) console, the banner is part of that surface
@@ -127,18 +160,13 @@ async def _after_ready(
         out.print(Text.assemble((f"  {key:<9} ", "bold"), value), soft_wrap=True)
     out.print(next_line(console=run is not None, dutch=dutch), soft_wrap=True)
     stop_task = asyncio.create_task(stop.wait())
-    if run is None:
+    if console_task is None:
         try:
             await _until_done({stop_task}, later)
         finally:
             stop_task.cancel()
         return 0
-    update: dict[str, object] = {"nats_url": state.nats_url, "nats_replicas": state.stream_replicas}
-    cli = runtime.users.get("cli")
-    if state.nats_auth and cli is not None:
-        update.update(nats_nkey_seed=cli.seed_file, nats_inbox_prefix=cli.inbox_prefix)
-    live = settings.model_copy(update=update)
-    console_task = asyncio.create_task(run(settings=live))
+    opened.set()
     try:
         await _until_done({console_task, stop_task}, later)
     finally:

@@ -29,6 +29,7 @@ from services.extractor.kb_import import answer_import
 from services.extractor.objects import SourceObjects
 from services.extractor.offline import offline_plans
 from services.extractor.outcomes import ACTOR
+from services.extractor.source_delete import source_rpcs
 from services.extractor.sync_rpc import answer_sync
 from services.extractor.topic_rpc import topic_rpcs
 from services.extractor.uploads import (
@@ -160,6 +161,7 @@ def build(
             Rpc(GRAPH_APPLY_SUBJECT, GraphApplyRequest, on_apply, max_concurrency=1),
             Rpc(GRAPH_UNDO_SUBJECT, GraphUndoRequest, on_undo, max_concurrency=1),
             *topic_rpcs(deps),
+            *source_rpcs(deps),
         ],
         on_started=[sample],
         offline_plans=offline_plans(),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
 
@@ -9,6 +10,7 @@ from services.r42.handlers import R42Handlers
 from services.r42.idempotency import TurnLedger
 from services.r42.knowledge import KbCache
 from services.r42.offline import offline_plans
+from services.r42.warmup import warm_retrieval
 from shared.bus import (
     CHAT_SUBJECT,
     CLEAR_SUBJECT,
@@ -53,11 +55,18 @@ def build(ctx: ServiceContext) -> ServiceSpec[R42Deps]:
         ledger=TurnLedger(ctx.store),
     )
 
+    background: set[asyncio.Task[float]] = set()
+
     async def on_kb_updated(event: KbUpdated) -> None:
         kb.update(event)  # applied incrementally in the background
 
     async def warm() -> None:
         kb.warm()
+        # The search path's one-off costs are paid beside the first events, not by a turn.
+        warming = asyncio.create_task(_warm_search(kb))
+        background.add(warming)  # a task nobody holds may be collected before it ends
+        warming.add_done_callback(background.discard)
+        warming.add_done_callback(_warmed)
 
     # kb.updated is heard on core NATS without a queue group: every replica gets every
     # event, and no consumer state is left on the server when a replica goes away.
@@ -73,3 +82,16 @@ def build(ctx: ServiceContext) -> ServiceSpec[R42Deps]:
         closers=[kb.aclose],
         offline_plans=offline_plans(lambda: kb.current),
     )
+
+
+async def _warm_search(kb: KbCache) -> float:
+    """One search of the first snapshot (its first topic's label), in a worker thread."""
+    snapshot = await kb.get()
+    first = next(iter(snapshot.topics.values()), None)
+    return await asyncio.to_thread(warm_retrieval, snapshot.index, first.label if first else "")
+
+
+def _warmed(task: asyncio.Task[float]) -> None:
+    """A failed warm-up costs only speed: say so, never fail the service for it."""
+    if not task.cancelled() and task.exception() is not None:
+        log.warning("search warm-up failed: %s", type(task.exception()).__name__)

@@ -41,7 +41,7 @@ def observe_rpc_client(subject: str) -> Iterator[RpcObservation]:
                     span.set_attribute("r42.rpc.outcome", obs.outcome)
     except BaseException as exc:
         if obs.outcome == "ok":
-            obs.outcome = type(exc).__name__  # BusError, BadInputError, TransientError, ...
+            obs.outcome = _failure(exc)
         raise
     finally:
         _record("client", subject, obs.outcome, started)
@@ -68,6 +68,19 @@ def observe_rpc_server(subject: str, headers: Mapping[str, str] | None) -> Itera
                     span.set_attribute("r42.rpc.outcome", obs.outcome)
     finally:
         _record("server", subject, obs.outcome, started)
+
+
+def _failure(exc: BaseException) -> str:
+    """The outcome of a request that got no reply: the same from request and request_stream."""
+    from nats.errors import NoRespondersError
+
+    from shared.bus.rpc import NoResponderError, RpcTimeoutError
+
+    if isinstance(exc, TimeoutError | RpcTimeoutError):
+        return "timeout"
+    if isinstance(exc, NoRespondersError | NoResponderError):
+        return "no_responder"
+    return type(exc).__name__  # BusError, CancelledError, ...
 
 
 def _attrs(subject: str) -> dict[str, str]:

@@ -1,12 +1,17 @@
-"""Which services are ready: seen by the nats-server itself (connection, user, bound subjects)."""
+"""Which services are ready: seen by the nats-server itself (connection, user, bound subjects)
+and by each service's own `/readyz` (NATS, store and consumers, as the probes see them)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import httpx2
 
+from shared.obs.status import read_statuses
 from shared.runtime.nats_auth import READY_SUBJECTS, SERVICE_GRANTS, NatsUser
+
+READYZ_TIMEOUT_S = 1.0
 
 
 def connections(
@@ -64,3 +69,27 @@ def ready_services(
 def _subjects(conn: Mapping[str, object]) -> list[str]:
     subs = conn.get("subscriptions_list") or []
     return [str(s) for s in subs] if isinstance(subs, list) else []
+
+
+def readyz(
+    data_dir: Path, pids: Mapping[str, int], names: Sequence[str], *, client: httpx2.Client
+) -> dict[str, bool]:
+    """instance → whether the running process's `/readyz` answers 200.
+
+    Its URL comes from the status file that process wrote (a file of an earlier pid is
+    stale). A custom service (`name=module`, no grants) serves no probe: ready once it runs.
+    """
+    statuses = {s.instance: s for s in read_statuses(data_dir)}
+    result: dict[str, bool] = {}
+    for name in names:
+        status = statuses.get(name)
+        if status is None or status.pid != pids.get(name):
+            result[name] = service_of(name) not in SERVICE_GRANTS and name in pids
+            continue
+        try:
+            resp = client.get(status.readyz_url, timeout=READYZ_TIMEOUT_S)
+        except httpx2.HTTPError:
+            result[name] = False
+            continue
+        result[name] = resp.status_code == 200
+    return result

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import sys
@@ -58,7 +59,7 @@ log = logging.getLogger(__name__)
 # The one masking rule, under the name the CLI and runtime already use.
 display_url = redact_url
 _CREDS_ENV = ("NATS_NKEY_SEED", "R42_NATS_NKEY_SEED", "R42_NATS_INBOX_PREFIX")
-READY_POLL_S = 0.1
+READY_POLL_S = 0.05
 """Between readiness checks while services start (one connz read, ~5 ms of CPU each)."""
 
 
@@ -231,16 +232,27 @@ class EmbeddedRuntime:
             raise ConfigError(f"data dir {self.data_dir} exists and is not a directory")
         if self.external_url:
             await check_nats(self.external_url)
-        if self.store_url:
+        embedded = bool(self.store_url) and str(self.store_url).startswith("sqlite:")
+        if self.store_url and not embedded:  # a remote store: nothing starts before it answers
             await check_store(self.store_url)
         try:
             self.data_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise ConfigError(f"cannot create data dir {self.data_dir}: {exc.strerror}") from None
         self._lock = RuntimeLock(self.data_dir).acquire()
+        # The embedded SQLite file answers at once; what costs is importing the store, so that
+        # runs in a worker thread (its own loop) while NATS starts, and gates the services.
+        checked = (
+            asyncio.create_task(asyncio.to_thread(asyncio.run, check_store(self.store_url)))
+            if self.store_url and embedded else None
+        )  # fmt: skip
         try:
-            await self._start_locked()
+            await self._start_locked(checked)
         except BaseException:
+            if checked is not None and not checked.done():
+                checked.cancel()
+                with contextlib.suppress(BaseException):
+                    await checked
             await self.stop()
             raise
         assert self.state is not None
@@ -257,7 +269,7 @@ class EmbeddedRuntime:
                 python=sys.executable, env=env, log_path=self.logs_dir / "fork-server.log"
             )
 
-    async def _start_locked(self) -> None:
+    async def _start_locked(self, checked: asyncio.Task[None] | None = None) -> None:
         if self.use_fork_server:
             self._start_fork_server()
         stale = read_state(self.data_dir)
@@ -306,6 +318,8 @@ class EmbeddedRuntime:
             on_event=self._on_event, service_env=service_env, fork_server=self._forks,
         )  # fmt: skip
         self._forks = None  # the supervisor owns it now
+        if checked is not None:
+            await checked  # StoreUnavailableError: no service starts on a store that fails
         await self.supervisor.start(self.first)
         if not self.later:
             await self.supervisor.release_fork_server()
@@ -353,19 +367,23 @@ class EmbeddedRuntime:
             self.state.nats_url = url
 
     def readiness(self, names: Sequence[str] | None = None) -> dict[str, bool]:
-        """name → whether the service answers on the bus (see shared.runtime.readiness)."""
-        from shared.runtime.readiness import ready_services
+        """name → whether the service answers: on the bus as the nats-server sees it (our own
+        server), and on its `/readyz` (see shared.runtime.readiness)."""
+        from shared.runtime.readiness import ready_services, readyz
 
         names = [spec.instance for spec in self.services] if names is None else list(names)
-        if self.nats is None or not self.nats.monitor_urls:
-            return dict.fromkeys(names, True)  # external NATS: nothing of ours to ask
         pids = self.supervisor.pids if self.supervisor else {}
         if self._http is None:
             import httpx2
 
             self._http = httpx2.Client()
-        ready = ready_services(self.nats.monitor_urls, self.users, names, client=self._http)
-        return {name: ready[name] and name in pids for name in names}
+        if self.nats is not None and self.nats.monitor_urls:
+            bus = ready_services(self.nats.monitor_urls, self.users, names, client=self._http)
+        else:  # an external NATS: its monitor is not ours to ask
+            bus = dict.fromkeys(names, True)
+        waiting = [name for name in names if bus[name] and name in pids]
+        probed = readyz(self.data_dir, pids, waiting, client=self._http)
+        return {name: probed.get(name, False) for name in names}
 
     async def wait_ready(
         self,

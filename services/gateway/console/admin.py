@@ -7,7 +7,7 @@ import asyncio
 from rich.text import Text
 
 from services.gateway.console import render
-from services.gateway.console.base import ConsoleBase
+from services.gateway.console.sources import SourceCommands
 from services.gateway.core.models import Progress, SuggestionDecision
 from services.gateway.core.sources import describe_sync
 from services.gateway.core.uploads import read_upload
@@ -17,7 +17,7 @@ from shared.bus import SourceFailed, SourceProgress
 INGEST_TIMEOUT_S = 1800.0
 
 
-class AdminCommands(ConsoleBase):
+class AdminCommands(SourceCommands):
     """Sources, reviews and the graph (the console user is an admin)."""
 
     async def ingest(self, arg: str) -> None:
@@ -52,8 +52,11 @@ class AdminCommands(ConsoleBase):
                     if progress.final:
                         return
 
-    async def sources(self, _arg: str) -> None:
-        """Sources and their status."""
+    async def sources(self, arg: str) -> None:
+        """Sources and their status; /sources delete … goes to SourceCommands."""
+        if arg.strip():
+            await self.source_command(arg)
+            return
         self.out.print(render.sources(await self.client.sources.list()))
 
     async def suggestions(self, _arg: str) -> None:

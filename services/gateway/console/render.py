@@ -21,7 +21,8 @@ CONSOLE_HELP = """Typ een vraag voor R42, of een commando:
   /quiz                                 de quiz van deze week
   /leaderboard                          ranglijst (week en aller tijden)
   /ingest PAD                           een tekst- of markdownbestand inlezen
-  /sources                              bronnen en hun status
+  /sources                              bronnen en hun status; /sources delete ID
+                                        [--max-deletions N] verwijdert er een (beheerders)
   /suggestions                          openstaande voorstellen beoordelen
   /sync                                 het GitHub-handboek synchroniseren
   /graph ONDERWERP                      een onderwerp en zijn buren

@@ -9,6 +9,7 @@ Input runs in a daemon thread so the event loop keeps serving bus events while w
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import uuid
 
@@ -180,8 +181,13 @@ async def run(
     out: Console | None = None,
     namespace: str = "",
     user_id: str | None = None,
+    opened: asyncio.Event | None = None,
 ) -> None:
-    """Run the console until /quit or end of input (what `r42 up` opens without Slack)."""
+    """Run the console until /quit or end of input (what `r42 up` opens without Slack).
+
+    With `opened`, it connects at once but shows nothing until the event is set: `r42 up`
+    starts it while the services start and opens it below its banner.
+    """
     user = user_id or console_user()
     out = out or Console(highlight=False)
     broker = build_broker(
@@ -210,6 +216,8 @@ async def run(
             admins={*settings.admins, user},
         )
         session = ConsoleSession(client, waiter, out=out, input_fn=input_fn or input, user_id=user)
+        if opened is not None:
+            await opened.wait()
         await session.loop()
     finally:
         await waiter.close()

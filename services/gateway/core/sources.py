@@ -1,4 +1,4 @@
-"""Sources: list, ingest pasted or uploaded text (admins), cancel, the handbook sync."""
+"""Sources: list, ingest pasted or uploaded text (admins), cancel, delete, the handbook sync."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import uuid
 
 from services.gateway.core.context import CoreContext
 from services.gateway.core.models import IngestResult
+from services.gateway.core.source_delete import ask_delete, refuse
 from services.gateway.core.uploads import check_text
 from shared.bus import SourceCancelled, request
 from shared.bus.extractor_rpc import (
@@ -19,8 +20,9 @@ from shared.bus.extractor_rpc import (
     named,
 )
 from shared.bus.objects import delete_source_object, put_source_object
+from shared.bus.source_rpc import SourceDeleteReply
 from shared.errors import BadInputError, BusError, NotFoundError
-from shared.store import Source
+from shared.store import AuditSurface, Source
 
 CANCELLABLE = frozenset({"pending", "processing"})
 SYNC_TIMEOUT_S = 900.0
@@ -94,6 +96,18 @@ class SourceCalls:
             raise BadInputError(f"bron {source.name} is al {source.status}")
         await self.ctx.publish(SourceCancelled(actor=user_id, source_id=source_id))
         return source
+
+    async def delete(
+        self, *, source_id: str, user_id: str, surface: AuditSurface, confirm: bool,
+        max_deletions: int | None = None,
+    ) -> SourceDeleteReply:  # fmt: skip
+        """What deleting a source takes (confirm False), or delete it; the KG owner decides."""
+        return await ask_delete(self.ctx, source_id=source_id, user_id=user_id, surface=surface,
+                                confirm=confirm, max_deletions=max_deletions)  # fmt: skip
+
+    async def refuse_delete(self, *, user_id: str, source_id: str, surface: AuditSurface) -> None:
+        """Audit a delete a surface refused itself (a non-admin's Verwijderen)."""
+        await refuse(self.ctx, user_id=user_id, source_id=source_id, surface=surface)
 
     async def sync_handbook(self, *, user_id: str) -> HandbookSyncReply:
         """Ask the extractor for a handbook sync (admins only); BusError when nobody serves it."""

@@ -18,6 +18,7 @@ from services.gateway.slack.listeners import (
     fallbacks,
     learn,
     quiz,
+    sources,
     stale,
     topics,
 )
@@ -51,7 +52,7 @@ def build_app(
         logger=logger,
     )
     assistant.register(app, gw)  # middleware: takes DM thread messages before `message`
-    for feature in (chat, learn, quiz, admin, topics, analyze, curriculum, stale):
+    for feature in (chat, learn, quiz, admin, sources, topics, analyze, curriculum, stale):
         feature.register(app, gw)
     fallbacks.register(app)  # last: Bolt runs the first listener that matches
     return app

@@ -7,6 +7,8 @@ and others only now and then, so the SDK loads where it is used.
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +16,8 @@ from shared.llm.providers.base import ProviderReply, ProviderRequest
 
 if TYPE_CHECKING:
     from shared.llm.providers.anthropic_api import AnthropicProvider
+
+SDK_MODULE = "shared.llm.providers.anthropic_api"
 
 
 class LazyAnthropicProvider:
@@ -27,12 +31,13 @@ class LazyAnthropicProvider:
         self._base_url = base_url
         self._timeout = timeout
         self._provider: AnthropicProvider | None = None
+        self._loading = asyncio.Lock()
 
     def __repr__(self) -> str:
         return f"LazyAnthropicProvider(base_url={self._base_url!r})"
 
     def provider(self) -> AnthropicProvider:
-        """The real provider (importing the SDK on first use)."""
+        """The real provider (importing the SDK here, in the caller's thread, on first use)."""
         if self._provider is None:
             from shared.llm.providers.anthropic_api import AnthropicProvider
 
@@ -41,19 +46,31 @@ class LazyAnthropicProvider:
             )
         return self._provider
 
+    async def _loaded(self) -> AnthropicProvider:
+        """The real provider, its SDK imported in a worker thread on first use.
+
+        The import is ~1 s of CPU (seconds on a loaded machine); on the event loop it would
+        freeze the process meanwhile: rpc answers, JetStream heartbeats and NATS flushes wait.
+        """
+        if self._provider is None:
+            async with self._loading:
+                if self._provider is None:
+                    await asyncio.to_thread(importlib.import_module, SDK_MODULE)
+        return self.provider()
+
     async def create(self, request: ProviderRequest) -> ProviderReply:
         """One attempt through the real provider."""
-        return await self.provider().create(request)
+        return await (await self._loaded()).create(request)
 
     async def count_tokens(self, body: Mapping[str, Any], *, timeout: float) -> int:  # noqa: ASYNC109
         """Input tokens of a request body, through the real provider."""
-        return await self.provider().count_tokens(body, timeout=timeout)
+        return await (await self._loaded()).count_tokens(body, timeout=timeout)
 
     async def stream(
         self, request: ProviderRequest, on_text: Callable[[str], Awaitable[None]]
     ) -> ProviderReply:
         """One streamed attempt through the real provider."""
-        return await self.provider().stream(request, on_text)
+        return await (await self._loaded()).stream(request, on_text)
 
     async def aclose(self) -> None:
         """Release the real provider's connections (nothing when it was never used)."""

@@ -10,13 +10,14 @@ import subprocess
 from pathlib import Path
 
 import nats
+import psutil
 import pytest
 
 from shared.bus import NatsAuth
 from shared.runtime import RestartPolicy, RestartTracker, read_state
 from tests.services.cli.test_up import R42
 from tests.services.cli.test_up import start_up as start_up  # the fixture
-from tests.shared.runtime.kids import gone, wait_until, write_kid
+from tests.shared.runtime.kids import gone, kid_pids, wait_until, write_kid
 
 
 def _cli(data: Path) -> NatsAuth:
@@ -172,6 +173,27 @@ def test_unreachable_store_fails_before_anything_starts(tmp_path: Path, store: s
     lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
     assert lines and "store" in lines[0] and "Traceback" not in done.stderr, done.stderr
     assert not (data / "nats").exists() and read_state(data) is None
+
+
+def test_a_store_file_that_cannot_open_starts_no_service(tmp_path: Path) -> None:
+    """The embedded SQLite file is checked while NATS starts, and gates every service."""
+    data, kids = tmp_path / "data", tmp_path / "kids"
+    (tmp_path / "a-file").write_text("not a directory")
+    store = f"sqlite:///{tmp_path / 'a-file' / 'r42.db'}"
+    done = subprocess.run(
+        [*R42, "up", "--no-console", "--data-dir", str(data), "-s", "kid=r42kid"],
+        capture_output=True, text=True, timeout=90,
+        env={**os.environ, **write_kid(kids), "R42_STORE": store},
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert "R42 is up" not in done.stdout
+    lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
+    assert lines and "store" in lines[0] and "Traceback" not in done.stderr, done.stderr
+    assert kid_pids(kids, "kid") == [] and read_state(data) is None
+    # The nats-server it started meanwhile is stopped again.
+    left = [p for p in psutil.process_iter(["cmdline"])
+            if any(str(data) in part for part in p.info["cmdline"] or [])]  # fmt: skip
+    assert not left, [p.info["cmdline"] for p in left]
 
 
 async def test_creds_adds_a_client_to_the_running_server(tmp_path: Path, start_up) -> None:

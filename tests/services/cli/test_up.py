@@ -171,16 +171,21 @@ def test_llm_summary_never_shows_the_key(monkeypatch: pytest.MonkeyPatch) -> Non
 CONSOLE_MODULE = """
 import os, pathlib
 
-async def run(*, settings):
-    pathlib.Path(os.environ["CONSOLE_OUT"]).write_text(settings.nats_url or "")
-    if os.environ.get("CONSOLE_FAIL"):
+async def run(*, settings, opened):
+    out = pathlib.Path(os.environ["CONSOLE_OUT"])
+    out.write_text(settings.nats_url or "")
+    if os.environ.get("CONSOLE_FAIL") == "connecting":
+        raise RuntimeError("console broke while connecting")
+    await opened.wait()  # r42 up opens it below the banner
+    out.with_suffix(".opened").write_text("yes")
+    if os.environ.get("CONSOLE_FAIL") == "running":
         raise RuntimeError("console broke")
 """
 
 
-@pytest.mark.parametrize("fail", [False, True], ids=["quits", "fails"])
+@pytest.mark.parametrize("fail", ["", "running", "connecting"], ids=["quits", "fails", "early"])
 async def test_console_gets_the_live_bus_and_its_end_stops_everything(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fail: bool
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fail: str
 ) -> None:
     import services.registry as registry
     from services.cli.up import serve
@@ -190,8 +195,7 @@ async def test_console_gets_the_live_bus_and_its_end_stops_everything(
     monkeypatch.setattr(registry, "CONSOLE", "r42testconsole:run")
     monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
     monkeypatch.setenv("CONSOLE_OUT", str(tmp_path / "console.out"))
-    if fail:
-        monkeypatch.setenv("CONSOLE_FAIL", "1")
+    monkeypatch.setenv("CONSOLE_FAIL", fail)
     data = tmp_path / "data"
     settings = build_settings(data_dir=data)
     out, err = io.StringIO(), io.StringIO()
@@ -208,7 +212,9 @@ async def test_console_gets_the_live_bus_and_its_end_stops_everything(
     # Above the console the banner is part of that (Dutch) surface.
     assert "R42 draait" in out.getvalue() and "hieronder: stel een vraag" in out.getvalue()
     assert "R42 is up" not in out.getvalue()
-    assert ("console broke" in err.getvalue()) is fail
+    # It connected while the services started, and opened (only) below the banner.
+    assert (tmp_path / "console.opened").exists() is (fail != "connecting")
+    assert ("console broke" in err.getvalue()) is bool(fail)
     assert not state_path(data).exists()
     assert not await _nats_answers(url)
 

@@ -46,3 +46,41 @@ def test_the_lazy_provider_offers_every_call_of_the_real_one() -> None:
         return {n for n in vars(cls) if not n.startswith("_") and callable(getattr(cls, n))}
 
     assert public(AnthropicProvider) - {"client"} <= public(LazyAnthropicProvider)
+
+
+FIRST_CALL = """
+import asyncio, sys, threading
+where = []
+
+class Spy:  # notes which thread imports the SDK
+    def find_spec(self, name, path=None, target=None):
+        if name == "anthropic":
+            main = threading.current_thread() is threading.main_thread()
+            where.append("main" if main else "worker")
+        return None
+
+sys.meta_path.insert(0, Spy())
+from shared.llm.providers.lazy import LazyAnthropicProvider
+from shared.llm.providers.base import ProviderRequest
+
+async def main():
+    lazy = LazyAnthropicProvider(api_key="k", base_url="http://127.0.0.1:9", timeout=1.0)
+    try:
+        body = {"model": "m", "max_tokens": 1, "messages": []}
+        await lazy.create(ProviderRequest(params=body, timeout=1.0))
+    except Exception:  # nothing listens on port 9: the call fails after the import
+        pass
+    await lazy.aclose()
+
+asyncio.run(main())
+print(where)
+"""
+
+
+def test_the_first_call_imports_the_sdk_off_the_event_loop() -> None:
+    """~1 s of import on the loop would freeze rpc answers, heartbeats and flushes meanwhile."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("R42_", "ANTHROPIC_"))}
+    done = subprocess.run([sys.executable, "-c", FIRST_CALL], capture_output=True, text=True,
+                          env=env, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "['worker']", done.stdout

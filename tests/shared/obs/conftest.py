@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from shared.runtime import EmbeddedNatsServer
+from tests.fakes.anthropic_server import FakeAnthropic
+from tests.fakes.fixtures import FAKE_ANTHROPIC_API_KEY
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -77,3 +79,17 @@ def wait_ready(data_dir: Path, instance: str, proc: ServiceProcess, timeout: flo
                 return status
         time.sleep(0.1)
     pytest.fail(f"{instance} not ready in {timeout} s:\n{proc.output()[-3000:]}")
+
+
+@pytest.fixture
+def hosted_env(
+    nats_url: str, tmp_path: Path, fake_anthropic: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+) -> FakeAnthropic:
+    """The environment a service host reads: session NATS, a temp store, the fake Anthropic."""
+    for key, value in {
+        "NATS_URL": nats_url, "R42_STORE": f"sqlite:///{tmp_path / 'hosted.db'}",
+        "ANTHROPIC_BASE_URL": fake_anthropic.url, "ANTHROPIC_API_KEY": FAKE_ANTHROPIC_API_KEY,
+        "R42_LLM": "anthropic", "R42_LIMITER": "local",
+    }.items():  # fmt: skip
+        monkeypatch.setenv(key, value)
+    return fake_anthropic

@@ -23,6 +23,7 @@ from services.gateway.core.text import (
     dutch,
 )
 from services.gateway.slack import ids
+from services.gateway.slack.blocks import sources as bs
 from services.gateway.slack.blocks.kit import (
     MAX_MESSAGE_BLOCKS,
     Blocks,
@@ -41,7 +42,7 @@ HELP_TEXT = """*R42 — wat kan ik?*
 • `/quiz` — de quiz van deze week (in je DM); `/quiz stop` stopt hem.
 • `/leaderboard` — de ranglijst van deze week en aller tijden.
 • `/r42 clear` — begin een nieuw gesprek.
-• `/r42 sources` — bronnen en hun status.
+• `/r42 sources` — bronnen en hun status (beheerders: annuleren of verwijderen).
 • `/r42 graph ONDERWERP` — een onderwerp en zijn buren in de kennisgraaf.
 • `/r42 topic ONDERWERP` — de kaart van een onderwerp (beheerders: bewerken, vergrendelen).
 • Iets toevoegen? Vraag het gewoon: "Kun je een onderwerp toevoegen over …?" of "Voeg toe \
@@ -96,7 +97,7 @@ def help_blocks() -> Blocks:
 
 
 def sources_blocks(sources: Sequence[Source], *, admin: bool) -> Blocks:
-    """Sources with their status; running ones get a Cancel button for admins."""
+    """Sources with their status; for admins a Cancel (running) or Delete button on each."""
     if not sources:
         return [section("Er zijn nog geen bronnen ingelezen.")]
     blocks: Blocks = [header("Bronnen")]
@@ -113,6 +114,8 @@ def sources_blocks(sources: Sequence[Source], *, admin: bool) -> Blocks:
             accessory = button(
                 "Annuleren", f"{ids.SOURCE_CANCEL_PREFIX}{i}", src.id, style="danger"
             )
+        elif admin:
+            accessory = bs.delete_button(i, src.id)
         blocks.append(SectionBlock(text=text, accessory=accessory).to_dict())
     if len(sources) > MAX_MESSAGE_BLOCKS - 2:
         blocks.append(context(f"… en nog {len(sources) - (MAX_MESSAGE_BLOCKS - 2)} bronnen"))
