@@ -119,7 +119,10 @@ def expand_paths(paths: list[Path]) -> tuple[list[Candidate], list[str]]:
             if any(part.startswith(".") for part in relative.parts) or not child.is_file():
                 continue
             if not is_supported(child.name):
-                skipped.append(f"{child}: unsupported format {child.suffix or '(no suffix)'}")
+                suffix = child.suffix or "(no suffix)"
+                skipped.append(
+                    f"{child}: unsupported format {suffix}; supported: {supported_list()}"
+                )
                 continue
             found += 1
             out.setdefault(child, Candidate(child, relative.as_posix(), from_dir=True))

@@ -10,8 +10,11 @@ worker threads run in parallel with the event loop.
 Pruning (term-at-a-time with a "continue" phase, after Moffat & Zobel): terms come
 strongest first; once the best a topic could still gain from the remaining terms is below
 the k-th best score so far, no untouched topic can reach the top k, and the remaining
-terms are only looked up (binary search) for the few topics that still can. Scores add up
-term by term in the given order either way, so the result equals the full pass bit for bit.
+terms are only looked up (binary search) for the few topics that still can. The k best
+topics so far are kept up to date posting by posting, so that moment is known after every
+term without a pass over the touched topics; those that can still climb are listed once and
+only shortened after. Scores add up term by term in the given order either way, so the
+result equals the full pass bit for bit.
 """
 
 from __future__ import annotations
@@ -27,7 +30,6 @@ from shared.kb.scoring import K1, TF_SCALE
 # A contribution is term_weight * (K1 + 1) * tf / (tf + norm) with norm > 0, so below
 # term_weight * (K1 + 1); the margin keeps the bound safe from rounding.
 _BOUND_MARGIN = 1.0 + 1e-6
-_FREE_CHECKS = 64  # topics per k a check may pass over before the budget applies
 _LOOKUP_COST = 6  # postings a full pass reads for the price of one galloping step
 
 
@@ -133,16 +135,64 @@ def _kth_best(
 
 
 @_compiled
-def _able(
-    scores: np.ndarray, candidates: np.ndarray, n: int, alive: np.ndarray, floor: float
-) -> int:
-    """How many of candidates[:n] are live with a score of at least `floor`."""
-    count = 0
+def _lead(
+    doc: int, score: float, alive: np.ndarray, named: np.ndarray, lead_docs: np.ndarray,
+    lead_scores: np.ndarray,
+) -> None:  # fmt: skip
+    """A topic's score rose above the k-th best: update the k best (distinct topics)."""
+    if not alive[doc] or named[doc]:
+        return
+    k = lead_docs.shape[0]
+    at = k - 1
+    for i in range(k):
+        if lead_docs[i] == doc:
+            at = i
+            break
+    while at > 0 and lead_scores[at - 1] < score:
+        lead_docs[at] = lead_docs[at - 1]
+        lead_scores[at] = lead_scores[at - 1]
+        at -= 1
+    lead_docs[at] = doc
+    lead_scores[at] = score
+
+
+@_compiled
+def _add(
+    indptr: np.ndarray, docs: np.ndarray, tf2: np.ndarray, col: int, norm: np.ndarray,
+    term_weight: float, scores: np.ndarray, touched: np.ndarray, n_touched: int,
+    alive: np.ndarray, named: np.ndarray, lead_docs: np.ndarray, lead_scores: np.ndarray,
+) -> int:  # fmt: skip
+    """Adds a term's postings, listing the topics new to the query; returns how many are."""
+    k = lead_docs.shape[0]
+    floor = lead_scores[k - 1]
+    for at in range(indptr[col], indptr[col + 1]):
+        doc = docs[at]
+        tf = tf2[at] / TF_SCALE
+        score = scores[doc]
+        touched[n_touched] = doc  # kept only if new: no branch to mispredict
+        n_touched += score == 0.0
+        score = score + term_weight * tf * (K1 + 1.0) / (tf + norm[doc])
+        scores[doc] = score
+        if score > floor:
+            _lead(doc, score, alive, named, lead_docs, lead_scores)
+            floor = lead_scores[k - 1]
+    return n_touched
+
+
+@_compiled
+def _reachable(
+    listed: np.ndarray, n: int, scores: np.ndarray, named: np.ndarray, alive: np.ndarray,
+    still: float, theta: float, into: np.ndarray,
+) -> int:  # fmt: skip
+    """Copy (in order) the first n listed topics that are live, not named and can still
+    reach theta into `into` (which may be `listed` itself). Returns how many."""
+    kept = 0
     for i in range(n):
-        doc = candidates[i]
-        if alive[doc] and scores[doc] >= floor:
-            count += 1
-    return count
+        doc = listed[i]
+        if alive[doc] and not named[doc] and scores[doc] + still >= theta:
+            into[kept] = doc
+            kept += 1
+    return kept
 
 
 @_compiled
@@ -202,61 +252,65 @@ def search(
     for i in range(named_docs.shape[0]):
         named[named_docs[i]] = True
     best = np.zeros(k, dtype=np.float64)
+    # The k best live, unnamed topics so far (scores descending), kept up to date posting
+    # by posting: the k-th best score is known after every term at no extra pass.
+    lead_docs = np.full(k, -1, dtype=np.int64)
+    lead_scores = np.zeros(k, dtype=np.float64)
     n_touched = 0
     read = 0
     slot = 0
-    theta = 0.0  # the k-th best score at the last check
-    gate = np.inf  # the bound left must fall below this before the next check
-    spent = 0  # topics passed over by checks
+    theta = 0.0  # the k-th best score so far (0 while fewer than k topics scored)
+    # Once the bound left is below theta, no untouched topic can reach the top k: `able`
+    # lists the touched ones that still can. A topic that cannot never can again (its
+    # score grows by at most the bound it used up), so later terms only shorten the list.
+    able = np.empty(0, dtype=np.int64)
+    n_able = -1  # not listed yet
     while slot < n_slots:
         col = cols[slot]
         term_weight = weights[slot] * idf[col]
-        for at in range(indptr[col], indptr[col + 1]):
-            doc = docs[at]
-            tf = tf2[at] / TF_SCALE
-            score = scores[doc]
-            touched[n_touched] = doc  # kept only if new: no branch to mispredict
-            n_touched += score == 0.0
-            scores[doc] = score + term_weight * tf * (K1 + 1.0) / (tf + norm[doc])
-        for at in range(delta_indptr[col], delta_indptr[col + 1]):
-            doc = delta_docs[at]
-            tf = delta_tf2[at] / TF_SCALE
-            score = scores[doc]
-            touched[n_touched] = doc  # kept only if new: no branch to mispredict
-            n_touched += score == 0.0
-            scores[doc] = score + term_weight * tf * (K1 + 1.0) / (tf + norm[doc])
+        n_touched = _add(
+            indptr, docs, tf2, col, norm, term_weight, scores, touched, n_touched, alive,
+            named, lead_docs, lead_scores,
+        )  # fmt: skip
+        n_touched = _add(
+            delta_indptr, delta_docs, delta_tf2, col, norm, term_weight, scores, touched,
+            n_touched, alive, named, lead_docs, lead_scores,
+        )  # fmt: skip
+        theta = lead_scores[k - 1]
         read += lengths[slot] - lengths[slot + 1]
         slot += 1
-        # A check passes over the touched topics: worth it only while the postings left
-        # outweigh that pass, and (past a few small ones) at most half of what was read.
-        # A failed check says when the next one can pass: once the bound left is near the
-        # k-th best score it found (which only grows), or, when too many topics could
-        # still climb, well below it.
-        if (
-            slot < n_slots and remaining[slot] < gate and lengths[slot] > n_touched
-            and 2 * (spent + n_touched) <= read + _FREE_CHECKS * k
-        ):  # fmt: skip
-            spent += n_touched
-            theta = _kth_best(scores, touched, n_touched, alive, named, k, best)
-            if remaining[slot] >= theta:
-                gate = 2.0 * theta if theta > 0.0 else np.inf
+        if slot == n_slots or remaining[slot] >= theta:
+            continue
+        # Each pass over a list is worth it only while the postings left outweigh it.
+        if n_able < 0:
+            if lengths[slot] <= n_touched:
                 continue
-            able = _able(scores, touched, n_touched, alive, theta - remaining[slot])
-            if able * (n_slots - slot) * _LOOKUP_COST < lengths[slot]:
-                break
-            gate = remaining[slot] * 0.6
+            able = np.empty(n_touched, dtype=np.int64)
+            n_able = _reachable(
+                touched, n_touched, scores, named, alive, remaining[slot], theta, able
+            )  # fmt: skip
+        elif lengths[slot] > n_able:
+            n_able = _reachable(able, n_able, scores, named, alive, remaining[slot], theta, able)
+        # The rest as lookups of the able topics, or in full, whichever reads less.
+        if n_able * (n_slots - slot) * _LOOKUP_COST < lengths[slot]:
+            break
     n_candidates = n_touched
     if slot < n_slots:
-        # Continue phase: keep the topics that can still reach the k-th best score, in
-        # topic order, and walk each remaining term's postings along them.
-        n_candidates = _keep_reachable(
-            touched, n_touched, scores, named, alive, remaining[slot], theta
-        )
-        for i in range(named_docs.shape[0]):  # a named topic the strong terms missed
-            doc = named_docs[i]
-            if scores[doc] == 0.0:
-                touched[n_candidates] = doc
-                n_candidates += 1
+        # Continue phase: clear all scores but the able and named topics', and walk each
+        # remaining term's postings along those, in topic order.
+        kept = scores[able[:n_able]]
+        for i in range(n_touched):
+            doc = touched[i]
+            if not named[doc]:
+                scores[doc] = 0.0
+        for i in range(n_able):
+            doc = able[i]
+            scores[doc] = kept[i]
+            touched[i] = doc
+        n_candidates = n_able
+        for i in range(named_docs.shape[0]):
+            touched[n_candidates] = named_docs[i]
+            n_candidates += 1
         touched[:n_candidates].sort()
         while slot < n_slots:
             col = cols[slot]

@@ -9,6 +9,7 @@ imported only once an index reaches NUMBA_MIN_TOPICS topics.
 
 from __future__ import annotations
 
+import sys
 import threading
 from types import ModuleType
 from typing import TYPE_CHECKING, NamedTuple
@@ -41,6 +42,9 @@ class Ranked(NamedTuple):
 
 def compiled() -> ModuleType:
     """The numba kernels (imported, and compiled or loaded from cache, on first use)."""
+    loaded = sys.modules.get("shared.kb.kernels")  # an import statement costs microseconds
+    if loaded is not None:
+        return loaded
     from shared.kb import kernels
 
     return kernels

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -66,12 +67,16 @@ def observe_rpc_server(subject: str, headers: Mapping[str, str] | None) -> Itera
                     yield obs
                 finally:
                     span.set_attribute("r42.rpc.outcome", obs.outcome)
+    except BaseException as exc:  # cancelled at shutdown, or the reply could not be built
+        if obs.outcome == "ok":
+            obs.outcome = _failure(exc)
+        raise
     finally:
         _record("server", subject, obs.outcome, started)
 
 
 def _failure(exc: BaseException) -> str:
-    """The outcome of a request that got no reply: the same from request and request_stream."""
+    """The outcome of a request that ended without a reply (the same from every call site)."""
     from nats.errors import NoRespondersError
 
     from shared.bus.rpc import NoResponderError, RpcTimeoutError
@@ -80,7 +85,9 @@ def _failure(exc: BaseException) -> str:
         return "timeout"
     if isinstance(exc, NoRespondersError | NoResponderError):
         return "no_responder"
-    return type(exc).__name__  # BusError, CancelledError, ...
+    if isinstance(exc, asyncio.CancelledError):
+        return "cancelled"
+    return type(exc).__name__  # BusError, ...
 
 
 def _attrs(subject: str) -> dict[str, str]:

@@ -1,17 +1,22 @@
-"""Prometheus rules, scrape/adapter config and the Grafana dashboard: structure and metric names."""
+"""Prometheus rules, scrape/adapter config and the Grafana dashboard: what their schemas can't say.
+
+The schemas (test_observability_schemas.py) check fields and types; these check unique names,
+severities, non-overlapping panels, defined variables and that every metric used is one we export.
+"""
 
 from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 import pytest
 
 from tests.deploy.conftest import (
     DEPLOY,
-    check_promql_shape,
     exported_metric_names,
     load_docs,
+    parse_promql,
     referenced_metrics,
 )
 
@@ -19,7 +24,7 @@ DURATION = re.compile(r"^([0-9]+(ms|s|m|h|d|w|y))+$")
 ALERT_NAME = re.compile(r"^[A-Z][A-Za-z0-9]+$")
 
 
-def _rules() -> list[dict]:
+def _rules() -> list[dict[str, Any]]:
     (doc,) = load_docs(DEPLOY / "prometheus" / "r42-alerts.yaml")
     assert set(doc) == {"groups"}
     groups = doc["groups"]
@@ -42,7 +47,7 @@ def test_alert_rules_have_the_fields_promtool_requires() -> None:
         assert DURATION.fullmatch(rule["for"]), rule
         assert rule["labels"]["severity"] in {"info", "warning", "critical"}
         assert rule["annotations"]["summary"] and rule["annotations"]["description"]
-        check_promql_shape(rule["expr"])
+        parse_promql(rule["expr"])
         for text in rule["annotations"].values():  # Go templates close
             assert text.count("{{") == text.count("}}"), text
 
@@ -70,6 +75,12 @@ def test_every_expression_uses_metrics_we_export() -> None:
         assert used <= exported, f"{sorted(used - exported)} are not exported ({expr!r})"
 
 
+def test_metric_names_come_from_the_parsed_selectors() -> None:
+    expr = 'max_over_time(rate(r42_a_total[5m])[1h:]) / on () {__name__="up"} > r42_b{x="r42_c"}'
+    assert referenced_metrics(expr) == {"r42_a_total", "up", "r42_b"}
+    assert referenced_metrics('{__name__=~"r42_.+"}') == set()  # a pattern names no metric
+
+
 def test_the_name_check_catches_an_unknown_metric() -> None:
     with pytest.raises(AssertionError):
         assert referenced_metrics("rate(r42_llm_calls_totl[5m])") <= exported_metric_names()
@@ -94,7 +105,7 @@ def test_dashboard_structure() -> None:
         refs = [t["refId"] for t in panel["targets"]]
         assert refs and len(set(refs)) == len(refs)
         for target in panel["targets"]:
-            check_promql_shape(target["expr"])
+            parse_promql(target["expr"])
             for var in re.findall(r"\$(\w+)", target["expr"]):
                 assert var in variables or var.startswith("__"), f"undefined ${var}"
 
@@ -105,3 +116,25 @@ def test_scrape_config_labels_what_rules_and_adapter_use() -> None:
     targets = {r.get("target_label") for r in job["relabel_configs"]}
     assert {"pod", "namespace", "service", "__address__"} <= targets
     assert job["kubernetes_sd_configs"][0]["role"] == "pod"
+
+
+@pytest.mark.parametrize(
+    "expr",
+    ["rate(r42_llm_calls_total[5m)", "sum by (le (r42_llm_calls_total)", 'up{job="r42}',
+     "rate(r42_llm_calls_total[5 minutes])", "r42_llm_calls_total >", "rate(r42_llm_calls_total)"],
+)  # fmt: skip
+def test_the_parser_rejects_broken_promql(expr: str) -> None:
+    with pytest.raises(AssertionError, match="not PromQL"):
+        parse_promql(expr)
+
+
+def test_adapter_metrics_query_is_promql_once_templated() -> None:
+    (adapter,) = load_docs(DEPLOY / "prometheus" / "adapter-values.yaml")
+    for rule in adapter["rules"]["external"]:
+        series = rule["name"]["as"]
+        fields = {"Series": series, "LabelMatchers": 'namespace="r42"', "GroupBy": "consumer"}
+        expr = rule["metricsQuery"]
+        for field, value in fields.items():
+            expr = expr.replace(f"<<.{field}>>", value)
+        assert "<<" not in expr, f"unknown adapter template field in {rule['metricsQuery']!r}"
+        assert referenced_metrics(expr) == {series}

@@ -20,7 +20,7 @@ RPC_TIMEOUT_S = 60.0
 NOT_SERVED = "de kennisgraaf is nu niet bereikbaar (de extractor antwoordt niet); probeer het zo"
 REFUSED = "Alleen beheerders mogen bronnen verwijderen; de poging is vastgelegd."
 BOUND_RULE = "10 % van de graaf, minstens 5, hoogstens 20"
-_SHOWN = 10  # topic ids named in a line; the count is always whole
+_SHOWN = 8  # topic ids named per list in a line (the count is always whole): it fits Slack
 
 
 async def ask_delete(
@@ -93,10 +93,15 @@ def impact_line(reply: SourceDeleteReply) -> str:
     return line
 
 
+def _name(reply: SourceDeleteReply, fallback: str = "") -> str:
+    name = reply.source_name or fallback
+    return name if len(name) <= 200 else "…" + name[-199:]  # the end of a path says most
+
+
 def preview_text(reply: SourceDeleteReply) -> str:
     """The question before a delete: what goes, the bound, and that it can be undone."""
     return (
-        f"Bron {reply.source_name} verwijderen? Dit gaat uit de kennisgraaf: "
+        f"Bron {_name(reply)} verwijderen? Dit gaat uit de kennisgraaf: "
         f"{impact_line(reply)}. De grens is {reply.bound} onderwerpen per keer "
         f"({BOUND_RULE}); je kunt het daarna ongedaan maken."
     )
@@ -106,7 +111,7 @@ def over_bound_text(reply: SourceDeleteReply, source_id: str) -> str:
     """A refusal over the bound: the reason and how to raise the bound explicitly."""
     n = reply.removed_count
     return (
-        f"Bron {reply.source_name} verwijderen haalt {n} van de {reply.graph_size} "
+        f"Bron {_name(reply)} verwijderen haalt {n} van de {reply.graph_size} "
         f"onderwerpen weg; de grens is {reply.bound} ({BOUND_RULE}). Er is niets "
         f"verwijderd. Klopt het, verhoog de grens dan expliciet naar {n}: met de knop "
         f"'Toch verwijderen', in de console met `/sources delete {source_id} "
@@ -120,18 +125,18 @@ def outcome_text(reply: SourceDeleteReply, source_id: str) -> str:
         return preview_text(reply)
     if reply.outcome == "done":
         return (
-            f"Bron {reply.source_name} is verwijderd: {impact_line(reply)}. Ongedaan "
+            f"Bron {_name(reply)} is verwijderd: {impact_line(reply)}. Ongedaan "
             f"maken: `r42 graph undo {reply.undo_id}`."
         )
     if reply.outcome == "already_deleted":
         return (
-            f"Bron {reply.source_name or source_id} was al verwijderd (ongedaan maken: "
+            f"Bron {_name(reply, source_id)} was al verwijderd (ongedaan maken: "
             f"`r42 graph undo {reply.undo_id}`)."
         )
     if reply.outcome == "over_bound":
         return over_bound_text(reply, source_id)
     if reply.outcome == "busy":
-        return f"Bron {reply.source_name} wordt nog ingelezen; annuleer hem eerst."
+        return f"Bron {_name(reply)} wordt nog ingelezen; annuleer hem eerst."
     if reply.outcome == "not_found":
         return f"Bron `{source_id}` bestaat niet (meer); zie de bronnenlijst."
     return REFUSED

@@ -106,7 +106,7 @@ def test_bad_files_are_rejected_and_nothing_is_stored(tmp_path: Path) -> None:
 
 
 def test_ingest_dir_reads_every_format_names_by_path_and_lists_skipped(tmp_path: Path) -> None:
-    from tests.shared.formats.test_formats import docx_bytes, pdf_bytes
+    from tests.shared.formats.documents import docx_bytes, pdf_bytes
 
     root = tmp_path / "handboek"
     files = {

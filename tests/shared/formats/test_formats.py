@@ -5,9 +5,7 @@ from __future__ import annotations
 import io
 import zipfile
 
-import docx
 import pytest
-from fpdf import FPDF
 
 from shared.errors import BadInputError
 from shared.formats import (
@@ -16,34 +14,9 @@ from shared.formats import (
     is_supported,
     read_document,
 )
+from tests.shared.formats.documents import docx_bytes, pdf_bytes
 
 LIMIT = 5 * 1024 * 1024
-
-
-def pdf_bytes(*pages: list[str], compress: bool = True) -> bytes:
-    pdf = FPDF()
-    pdf.set_compression(compress)
-    pdf.set_font("helvetica", size=12)
-    for lines in pages:
-        pdf.add_page()
-        for line in lines:
-            pdf.cell(0, 10, line, new_x="LMARGIN", new_y="NEXT")
-    return bytes(pdf.output())
-
-
-def docx_bytes() -> bytes:
-    document = docx.Document()
-    document.add_heading("Personeelsgids", level=1)
-    document.add_paragraph("Welkom bij Respellion.")
-    document.add_heading("Verlof", level=2)
-    document.add_paragraph("Je hebt 27 vakantiedagen per jaar.")
-    document.add_paragraph("Vraag verlof aan via HR.", style="List Bullet")
-    table = document.add_table(rows=2, cols=2)
-    table.cell(0, 0).text, table.cell(0, 1).text = "Rol", "Wie"
-    table.cell(1, 0).text, table.cell(1, 1).text = "Teamlead", "Anna"
-    out = io.BytesIO()
-    document.save(out)
-    return out.getvalue()
 
 
 def test_markdown_front_matter_is_stripped_but_title_and_type_are_kept() -> None:

@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -66,7 +67,9 @@ def service_env(*, nats_url: str, data_dir: Path, **extra: str) -> dict[str, str
     return env
 
 
-def wait_ready(data_dir: Path, instance: str, proc: ServiceProcess, timeout: float = 60) -> dict:
+def wait_ready(
+    data_dir: Path, instance: str, proc: ServiceProcess, timeout: float = 60
+) -> dict[str, Any]:
     """The status file of `instance` once it says ready (fails with the service's log)."""
     path = data_dir / "run" / f"{instance}.json"
     deadline = time.monotonic() + timeout
@@ -74,7 +77,7 @@ def wait_ready(data_dir: Path, instance: str, proc: ServiceProcess, timeout: flo
         if proc.proc.poll() is not None:
             pytest.fail(f"{proc.name} exited {proc.proc.returncode}:\n{proc.output()[-3000:]}")
         if path.exists():
-            status = json.loads(path.read_text())
+            status: dict[str, Any] = json.loads(path.read_text())
             if status["ready"]:
                 return status
         time.sleep(0.1)

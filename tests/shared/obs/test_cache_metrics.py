@@ -46,12 +46,24 @@ async def test_a_cache_read_counts_one_hit_and_a_cache_write_none(
             second.usage.cache_read_input_tokens
         )
 
+        streamed: list[str] = []  # a chat turn streams: its cache figures count the same
+
+        async def on_text(text: str) -> None:
+            streamed.append(text)
+
+        third = await call_llm(task=task, system=system, user="En declaraties?", max_tokens=64,
+                               on_text=on_text)  # fmt: skip
+        samples = await scrape(ctx)
+        assert streamed and third.usage.cache_read_input_tokens > 0
+        assert value(samples, "r42_llm_cache_hits_total", model=third.model) == 2
+        assert value(samples, "r42_llm_calls_total", task=task, outcome="ok") == 3
+
     # The fake reports usage under the SDK's own field names (what the real API sends).
     sent = fake.requests[-1].body
     async with anthropic.AsyncAnthropic(base_url=fake.url, api_key=FAKE_ANTHROPIC_API_KEY) as sdk:
-        third = await sdk.messages.create(
+        direct = await sdk.messages.create(
             model=sent["model"], system=sent["system"], max_tokens=64,
-            messages=[{"role": "user", "content": "En declaraties?"}],
+            messages=[{"role": "user", "content": "En reiskosten?"}],
         )  # fmt: skip
-    assert set(third.usage.model_dump(exclude_unset=True)) <= set(Usage.model_fields)
-    assert third.usage.cache_read_input_tokens == second.usage.cache_read_input_tokens
+    assert set(direct.usage.model_dump(exclude_unset=True)) <= set(Usage.model_fields)
+    assert direct.usage.cache_read_input_tokens == second.usage.cache_read_input_tokens

@@ -54,23 +54,23 @@ async def test_lag_gauges_follow_a_delivery_until_it_is_acked(
     def build(ctx: ServiceContext) -> ServiceSpec[None]:
         del ctx
         return ServiceSpec(deps=None, subscriptions=[
-            Subscription(SourceProgress, DURABLE, handle, nack_delay=0.3),
+            Subscription(SourceProgress, DURABLE, handle, nack_delay=0.05),
         ])  # fmt: skip
 
     async with hosted("obs", build, namespace=ns) as ctx:
         try:
             await ctx.publish(_progress("held"))
             assert await asyncio.wait_for(entered.get(), 5) == ("held", 1)
-            await ctx.publish(_progress("next"))  # waits: the consumer takes one at a time
             samples = await scrape(ctx)
-            assert _lag(samples) == (1, 1, 0)
+            assert _lag(samples) == (0, 1, 0)
             stream = ns_stream(stream_for_subject(SourceProgress.SUBJECT).name, ns)
             labels = {s.labels["stream"] for s in samples["r42_consumer_ack_pending_messages"]}
             assert labels == {stream}
 
-            go.put_nowait(None)  # nacked with a delay: "next" is handled, then "held" again
+            go.put_nowait(None)  # nacked: delivered again after nack_delay
             assert await asyncio.wait_for(entered.get(), 5) == ("held", 2)
-            assert _lag(await scrape(ctx)) == (0, 1, 1)
+            await ctx.publish(_progress("next"))  # waits: the consumer takes one at a time
+            assert _lag(await scrape(ctx)) == (1, 1, 1)
 
             go.put_nowait(None)
             await ctx.publish(_progress("broken"))  # termed and dead-lettered
@@ -97,6 +97,9 @@ async def test_lag_gauges_follow_a_delivery_until_it_is_acked(
     failing = {d for d in published if _failed_events_selector().fullmatch(d)}
     assert failing == {ns_subject("failed.source.progress", ns)}
     assert published[ns_subject("failed.source.progress", ns)] == 1
+    assert published[subject] == 3  # the test's own publishes, through the service's broker
+    published_s = "faststream_published_messages_duration_seconds_count"
+    assert value(samples, published_s, destination=subject) == 3
 
 
 def _failed_events_selector() -> re.Pattern[str]:

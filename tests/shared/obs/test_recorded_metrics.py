@@ -9,9 +9,10 @@ import pytest
 
 from shared.bus import SourceCompleted, SourceProgress, publish_event
 from shared.llm import call_llm
+from shared.llm.errors import LLMHttpError
 from shared.obs.server import ObsServer
 from shared.runtime.service import ServiceContext, ServiceSpec
-from tests.fakes.anthropic_server import FakeAnthropic, rate_limited, text_reply
+from tests.fakes.anthropic_server import FakeAnthropic, error_reply, rate_limited, text_reply
 from tests.shared.obs.scrape import hosted, scrape, value
 
 
@@ -68,6 +69,7 @@ async def test_readyz_fails_once_nats_is_gone(service: ServiceContext) -> None:
     async with aiohttp.ClientSession() as http:
         async with http.get(f"{server.url}/readyz") as resp:
             assert resp.status == 200
+        assert value(await scrape(service), "r42_service_ready") == 1
         await service.broker.stop()
         async with http.get(f"{server.url}/readyz") as resp:
             body = await resp.json()
@@ -75,8 +77,26 @@ async def test_readyz_fails_once_nats_is_gone(service: ServiceContext) -> None:
             assert body["checks"]["nats"] == "not connected" and body["ready"] is False
         async with http.get(f"{server.url}/healthz") as resp:
             assert resp.status == 200
+    assert value(await scrape(service), "r42_service_ready") == 0  # for an alert on the gauge
 
 
 def _server(ctx: ServiceContext) -> ObsServer:
     assert ctx.obs is not None and ctx.obs.server is not None
     return ctx.obs.server
+
+
+async def test_a_failed_call_counts_as_an_error_without_tokens(
+    service: ServiceContext, fake_anthropic: FakeAnthropic
+) -> None:
+    fake_anthropic.enqueue(
+        error_reply(400, "invalid_request_error", "max_tokens: must be at most 64000")
+    )
+    with pytest.raises(LLMHttpError):
+        await call_llm(task="quiz", tier="fast", user="Maak een vraag.", max_tokens=64)
+    samples = await scrape(service)
+    assert value(samples, "r42_llm_calls_total", task="quiz", outcome="error") == 1
+    assert value(samples, "r42_llm_calls_total", task="quiz", outcome="ok") == 0
+    (model,) = {s.labels["model"] for s in samples["r42_llm_http_errors_total"]}
+    assert value(samples, "r42_llm_http_errors_total", status="400", model=model) == 1
+    assert value(samples, "r42_llm_tokens_total") == value(samples, "r42_llm_cost_usd_total") == 0
+    assert value(samples, "r42_llm_call_duration_seconds_count", model=model) == 1

@@ -12,7 +12,15 @@ from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from pydantic import BaseModel
 
-from shared.bus import NoResponderError, RpcTimeoutError, chunk_sink, request, request_stream
+from shared.bus import (
+    NoResponderError,
+    RpcTimeoutError,
+    build_broker,
+    chunk_sink,
+    request,
+    request_stream,
+    serve_rpc,
+)
 from shared.errors import BadInputError, PermanentError, TransientError
 from shared.obs.metrics import ObsMetrics
 from shared.obs.state import install_metrics, uninstall_metrics
@@ -172,3 +180,42 @@ async def test_request_reply_is_timed_on_both_sides_by_outcome(
 
 async def _ignore(text: str) -> None:
     del text
+
+
+async def test_a_cancelled_request_is_not_counted_as_ok(nats_url: str, unique: str) -> None:
+    ns, responder, caller = f"n{unique}", ObsMetrics("responder"), ObsMetrics("caller")
+    entered = asyncio.Event()
+
+    async def hang(req: Ask) -> Said:
+        entered.set()
+        await asyncio.Event().wait()  # until the server stops and cancels it
+        return Said(text=req.text)
+
+    async def recorded[T](metrics: ObsMetrics, call: Awaitable[T]) -> T:
+        install_metrics(metrics)
+        try:
+            return await call
+        finally:
+            uninstall_metrics(metrics)
+
+    def within[T](metrics: ObsMetrics, call: Awaitable[T]) -> asyncio.Task[T]:
+        return asyncio.create_task(recorded(metrics, call), context=contextvars.copy_context())
+
+    broker = build_broker(nats_url, name=f"obs-{unique}")
+    await broker.start()
+    try:
+        server = await within(responder, serve_rpc(broker, BACK, request_model=Ask, handler=hang,
+                                                   namespace=ns))  # fmt: skip
+        asking = within(caller, request(broker, BACK, Ask(text="x"), response_model=Said,
+                                        namespace=ns))  # fmt: skip
+        await asyncio.wait_for(entered.wait(), 5)
+        asking.cancel()  # the caller gives up (asyncio.timeout around a chat turn does this)
+        with pytest.raises(asyncio.CancelledError):
+            await asking
+        await server.stop(grace=0.01)  # shutdown cancels the handler still running
+    finally:
+        await broker.stop()
+    assert value(_own(caller), f"{CLIENT}_count", subject=BACK, outcome="cancelled") == 1
+    answered = _own(responder)
+    assert value(answered, f"{SERVER}_count", subject=BACK, outcome="cancelled") == 1
+    assert value(answered, f"{SERVER}_count", subject=BACK, outcome="ok") == 0

@@ -6,7 +6,15 @@ from slack_sdk.models.blocks import ActionsBlock, ButtonElement
 
 from services.gateway.core.source_delete import outcome_text, over_bound_text, preview_text
 from services.gateway.slack import ids
-from services.gateway.slack.blocks.kit import Blocks, button, context, escape, section
+from services.gateway.slack.blocks.kit import (
+    SAFE_SECTION_TEXT,
+    Blocks,
+    button,
+    context,
+    escape,
+    section,
+    truncate,
+)
 from shared.bus.source_rpc import SourceDeleteReply
 
 DELETE_PREFIX = "r42_source_delete_"
@@ -34,7 +42,7 @@ def confirm_blocks(source_id: str, reply: SourceDeleteReply) -> Blocks:
         text = f":wastebasket: {escape(preview_text(reply))}"
         yes = button("Ja, verwijderen", DELETE_YES, source_id, style="danger")
     return [
-        section(text),
+        section(truncate(text, SAFE_SECTION_TEXT)),
         ActionsBlock(
             block_id="source_delete", elements=[yes, button("Annuleren", DELETE_NO, source_id)]
         ).to_dict(),
@@ -43,7 +51,8 @@ def confirm_blocks(source_id: str, reply: SourceDeleteReply) -> Blocks:
 
 def done_blocks(source_id: str, reply: SourceDeleteReply) -> Blocks:
     """The result line, with Undo (`rpc.extractor.graph_undo`: the same change log)."""
-    blocks: Blocks = [section(f":white_check_mark: {escape(outcome_text(reply, source_id))}")]
+    text = f":white_check_mark: {escape(outcome_text(reply, source_id))}"
+    blocks: Blocks = [section(truncate(text, SAFE_SECTION_TEXT))]
     if reply.undo_id:
         blocks.append(ActionsBlock(block_id="source_undo", elements=[
             button("Ongedaan maken", UNDO, reply.undo_id, style="danger")
