@@ -31,80 +31,49 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import logging
-import sys
 import time
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
 from services.r42.lookup import content_text
 from services.r42.ports import R42Store
+from services.r42.rebuild import SUMMARY_CHARS, load_snapshot, retired
+from services.r42.snapshot import (
+    FREEZE_MIN_TOPICS,
+    KbSnapshot,
+    freeze_long_lived,
+    label_key,
+    labels_of,
+    sliced,
+)
 from shared.bus import KbUpdated
 from shared.kb import (
     IndexCache,
     KbContext,
-    RelationIndex,
-    RetrievalIndex,
     build_kb_catalogue,
     build_kb_context,
 )
 from shared.kb.overlay import Layered
-from shared.kb.steps import Steps, releasing, run_steps
+from shared.kb.steps import Steps, run_steps
 from shared.store import Relation, Topic
+
+__all__ = [
+    "CONTEXT_MAX_TOPICS", "KbCache", "KbSnapshot", "load_snapshot", "sliced", "turn_context",
+    "updated_snapshot", "updating_snapshot",
+]  # fmt: skip
 
 log = logging.getLogger(__name__)
 
-SUMMARY_CHARS = 1000
 CONTEXT_CONTENT_CHARS = 2000
 CONTEXT_MAX_TOPICS = 10
 MAX_INCREMENTAL_SHARE = 0.25  # above this share of the KB (and MIN_INCREMENTAL ids) an
 MIN_INCREMENTAL = 64  # update is a full rebuild
 LISTED_IDS = 500  # the extractor's cap on the ids one kb.updated lists
-FREEZE_MIN_TOPICS = 2000  # from this size a snapshot is kept out of the GC's walks
-SLICE_S = 0.002  # the longest stretch of update work on the event loop between two turns
-PAGE_TOPICS = 128  # topics per store read of a full rebuild (parsed on the loop: ~2 ms)
-PAGE_RELATIONS = 256
-SLICE_TOPICS = 256
-FREEZE_EVERY_S = 0.05  # a full rebuild keeps what it built out of the GC this often
-UPDATE_FREEZE_S = 0.02  # ... and an update (its objects are collected young, then frozen)
-RETIRE_POLL_S = 0.25  # a replaced snapshot is freed in slices once no turn holds it
-RETIRE_WAIT_S = 60.0
-RELEASE_MIN = 4096  # containers of this many entries or more are emptied in chunks
-RELEASE_DEPTH = 5
-
-
-@dataclass(frozen=True)
-class KbSnapshot:
-    """One consistent view of the KB for answering: index, topics, relations, labels."""
-
-    index: RetrievalIndex
-    topics: Mapping[str, Topic]
-    relations: RelationIndex
-    labels: Mapping[str, str] = field(default_factory=dict)
-    built_at: float = 0.0
-    catalogue: str = ""  # every topic, one line each: the same text for one KB version
-
-    @property
-    def kb_hash(self) -> str:
-        """The KB hash of the indexed topic ids."""
-        return self.index.fingerprint
 
 
 def _layered[V](mapping: Mapping[str, V]) -> Layered[str, V]:
     return mapping if isinstance(mapping, Layered) else Layered(mapping)
-
-
-def _label_key(topic: Topic) -> str:
-    return topic.label.strip().casefold()
-
-
-def _labels(topics: Iterable[Topic]) -> dict[str, str]:
-    labels: dict[str, str] = {}
-    for topic in topics:
-        labels.setdefault(_label_key(topic), topic.id)
-    return labels
 
 
 def updated_snapshot(
@@ -148,17 +117,17 @@ def updating_snapshot(
     lost: set[str] = set()
     for topic_id in affected:
         old = before.get(topic_id)
-        if old is not None and labels.get(key := _label_key(old)) == topic_id:
+        if old is not None and labels.get(key := label_key(old)) == topic_id:
             lost.add(key)
     fresh = {
-        label: i for label, i in _labels(changed).items() if label in lost or label not in labels
+        label: i for label, i in labels_of(changed).items() if label in lost or label not in labels
     }
     labels = yield from labels.deriving(drop=lost - fresh.keys(), put=fresh.items())
     if lost - fresh.keys():
         # A removed or renamed label another topic shares: that topic takes it over.
         taken: dict[str, str] = {}
         for at, topic in enumerate(topics.values()):
-            if (key := _label_key(topic)) in lost and key not in fresh:
+            if (key := label_key(topic)) in lost and key not in fresh:
                 taken.setdefault(key, topic.id)
             if at % 256 == 255:
                 yield None
@@ -174,125 +143,6 @@ def updating_snapshot(
         catalogue=build_kb_catalogue(topics, order=index.sorted_ids),
         built_at=snapshot.built_at,  # the age of the last full read of the store
     )
-
-
-async def sliced[T](steps: Steps[T], *, slice_s: float = SLICE_S) -> T:
-    """Run a step function on the event loop, letting other tasks in every `slice_s`.
-
-    Its Python slices run here, between turns: in a worker thread they would hold the
-    GIL against the loop for up to the switch interval each time the loop lets go of it.
-    Its numpy passes run in a worker thread (they release the GIL).
-    """
-    value: Any = None
-    mark = time.perf_counter()
-    while True:
-        try:
-            step = steps.send(value)
-        except StopIteration as done:
-            result: T = done.value
-            return result
-        if step is None:
-            value = None
-            if time.perf_counter() - mark >= slice_s:
-                await asyncio.sleep(0)
-                mark = time.perf_counter()
-        else:
-            value = await asyncio.to_thread(step)
-            mark = time.perf_counter()
-
-
-async def load_snapshot(store: R42Store, *, index_cache: IndexCache | None = None) -> KbSnapshot:
-    """Read topics, relations and content summaries from the store and index them.
-
-    In steps beside the turns: the store is read in short keyset pages (a turn's own
-    reads queue behind one page at most, not behind the whole graph), each page parsed on
-    the loop, and the build runs `sliced`. What it builds is kept out of the collector's
-    walks as it grows (`_freezing`): a full collection over a half-built 50k-topic
-    snapshot held the GIL for hundreds of milliseconds.
-    """
-    cache = index_cache or IndexCache()
-    topics, summaries = await _read_topics(store)
-    relations = await _read_relations(store, large=len(topics) >= FREEZE_MIN_TOPICS)
-    large = len(topics) >= FREEZE_MIN_TOPICS
-    index = await sliced(
-        _freezing(cache.getting_or_building(topics, summaries=summaries), active=large)
-    )
-    # On a KB large enough for the compiled kernels (shared.kb.scoring), the first search
-    # imports numba and loads them (compiled once per machine, then cached on disk): here,
-    # in a worker thread, not in the first turn on the event loop.
-    await asyncio.to_thread(index.search, "r42")
-    return await sliced(_freezing(_snapshot_steps(index, topics, relations), active=large))
-
-
-async def _read_topics(store: R42Store) -> tuple[list[Topic], dict[str, str]]:
-    topics: list[Topic] = []
-    summaries: dict[str, str] = {}
-    after: str | None = None
-    while page := await store.topics.page(after_id=after, limit=PAGE_TOPICS):
-        topics += page
-        after = page[-1].id
-        for content in await store.content.get_many([topic.id for topic in page]):
-            text = content_text(content, limit=SUMMARY_CHARS)
-            if text:
-                summaries[content.topic_id] = text
-        if len(topics) >= FREEZE_MIN_TOPICS:
-            _freeze_long_lived()
-    return topics, summaries
-
-
-async def _read_relations(store: R42Store, *, large: bool) -> list[Relation]:
-    relations: list[Relation] = []
-    after: Relation | None = None
-    while page := await store.relations.page(after=after, limit=PAGE_RELATIONS):
-        relations += page
-        after = page[-1]
-        if large:
-            _freeze_long_lived()
-    return relations
-
-
-def _snapshot_steps(
-    index: RetrievalIndex, topics: list[Topic], relations: list[Relation]
-) -> Steps[KbSnapshot]:
-    by_id: dict[str, Topic] = {}
-    labels: dict[str, str] = {}
-    for start in range(0, len(topics), SLICE_TOPICS):
-        for topic in topics[start : start + SLICE_TOPICS]:
-            by_id[topic.id] = topic
-            labels.setdefault(_label_key(topic), topic.id)
-        yield None
-    relation_index = yield from RelationIndex.building(relations)
-    mapped = Layered.of(by_id)
-    return KbSnapshot(
-        index=index,
-        topics=mapped,
-        relations=relation_index,
-        labels=Layered.of(labels),
-        catalogue=build_kb_catalogue(mapped, order=index.sorted_ids),  # within its budget
-        built_at=time.monotonic(),
-    )
-
-
-def _freezing[T](steps: Steps[T], *, active: bool, every_s: float = FREEZE_EVERY_S) -> Steps[T]:
-    """These steps, with what they built so far kept out of the collector every `every_s`.
-
-    Each time only the objects made since the last time are collected first (the young
-    generations), a short pass, where one collection after the whole work was not.
-    """
-    if not active:
-        return (yield from steps)
-    value: Any = None
-    mark = time.perf_counter()
-    while True:
-        try:
-            step = steps.send(value)
-        except StopIteration as done:
-            result: T = done.value
-            return result
-        if time.perf_counter() - mark >= every_s:
-            _freeze_long_lived()
-            mark = time.perf_counter()
-        value = yield step
 
 
 class KbCache:
@@ -378,7 +228,7 @@ class KbCache:
             self._index_cache.invalidate()
             applied = time.perf_counter()
             if len(self._snapshot.topics) >= FREEZE_MIN_TOPICS:
-                _freeze_long_lived()
+                freeze_long_lived()
             log.info(
                 "kb snapshot updated: %d ids, %d topics, %.0f ms (collector %.0f ms)",
                 len(ids), len(self._snapshot.topics), (applied - started) * 1000,
@@ -396,11 +246,15 @@ class KbCache:
             if text:
                 summaries[content.topic_id] = text
         removed = ids - {topic.id for topic in changed}
-        steps = updating_snapshot(
-            snapshot, changed=changed, removed=removed, relations=relations, summaries=summaries
-        )
-        large = len(snapshot.topics) >= FREEZE_MIN_TOPICS
-        return await sliced(_freezing(steps, active=large, every_s=UPDATE_FREEZE_S))
+        # Frozen out of the GC once done (_apply_pending), not as it goes: a collection of
+        # the young every 20 ms of a 400-topic update measured worse (chat p95 75-90 ms
+        # against 32 ms during a compaction at load 5-6).
+        return await sliced(
+            updating_snapshot(
+                snapshot, changed=changed, removed=removed, relations=relations,
+                summaries=summaries,
+            )
+        )  # fmt: skip
 
     async def get(self) -> KbSnapshot:
         """The snapshot to answer from; waits (≤ fresh_wait_s) for updates and invalidations."""
@@ -448,7 +302,7 @@ class KbCache:
             self._retire(old)
             del old
         if len(snapshot.topics) >= FREEZE_MIN_TOPICS:
-            _freeze_long_lived()
+            freeze_long_lived()
         # An invalidate() during the build leaves the generation ahead: rebuilt on next get().
         self._built_generation = generation
         log.info(
@@ -462,7 +316,7 @@ class KbCache:
         # frees millions of objects in one call (190 ms at 50k topics), so it goes in slices.
         if len(old.topics) < FREEZE_MIN_TOPICS:
             return
-        task = asyncio.create_task(_retired(old), name="r42-kb-retire")
+        task = asyncio.create_task(retired(old), name="r42-kb-retire")
         self._retiring.add(task)
         task.add_done_callback(self._retiring.discard)
 
@@ -473,68 +327,6 @@ class KbCache:
                 task.cancel()
                 with contextlib.suppress(BaseException):
                     await task
-
-
-def _freeze_long_lived() -> None:
-    """Keep what lives now (the new snapshot) out of the cyclic collector's walks.
-
-    A large snapshot is millions of long-lived objects, and every full collection walks
-    them all while holding the GIL: at 50k topics that stalled the event loop for hundreds
-    of milliseconds during an ingest. Snapshots hold no reference cycles (refcounting
-    frees a replaced one), so freezing them leaks nothing but the little cyclic garbage
-    that happens to be alive at this moment (the young generations are collected first).
-
-    Done after every update too: left to itself the collector walked each update's new
-    objects again and again in passes of 50-180 ms at random moments of a large ingest
-    (measured at 50k topics with 400-topic updates; 57 ms at most with this).
-    """
-    gc.collect(1)
-    gc.freeze()
-
-
-async def _retired(snapshot: KbSnapshot) -> None:
-    """Free a replaced snapshot in slices once no turn holds it any more."""
-    waited = 0.0
-    # Held here only: this frame's variable and getrefcount's argument.
-    while sys.getrefcount(snapshot) > 2:
-        if waited >= RETIRE_WAIT_S:
-            return  # a turn keeps it: it is freed with that turn, at once
-        await asyncio.sleep(RETIRE_POLL_S)
-        waited += RETIRE_POLL_S
-    await sliced(_dismantling(snapshot))
-
-
-def _dismantling(root: object) -> Steps[None]:
-    """Empty, a chunk a slice, the large containers that only `root` reaches.
-
-    Walks the attributes of the project's own objects below `root` (not the entries of
-    containers) and empties each dict, list or set of RELEASE_MIN entries or more whose
-    one reference is the attribute it was found in: nothing else can see it change.
-    """
-    level: list[object] = [root]
-    for _ in range(RELEASE_DEPTH):
-        below: list[object] = []
-        for owner in level:
-            for name in _fields(owner):
-                child = getattr(owner, name, None)
-                # The attribute, `child` and getrefcount's argument: no one else holds it.
-                if child is None or sys.getrefcount(child) > 3:
-                    continue
-                if isinstance(child, (dict, list, set)):
-                    if len(child) >= RELEASE_MIN:
-                        yield from releasing(child)
-                elif type(child).__module__.startswith(("shared.", "services.")):
-                    below.append(child)
-            yield None
-        level = below
-
-
-def _fields(owner: object) -> list[str]:
-    names = list(getattr(owner, "__dict__", {}))
-    for kind in type(owner).__mro__:
-        slots = kind.__dict__.get("__slots__", ())
-        names += [slots] if isinstance(slots, str) else list(slots)
-    return names
 
 
 def _consume_exception(task: asyncio.Task[Any]) -> None:

@@ -155,11 +155,8 @@ def linking(
     with vocabulary.lock:
         numbers = array("i", map(vocabulary.add, terms))
         view = vocabulary.view()
-    analysis = sp.csr_array(
-        (
-            np.frombuffer(link_tf, dtype=np.float32),
-            (np.frombuffer(link_word, dtype=np.int32), np.frombuffer(numbers, dtype=np.int32)),
-        ),
-        shape=(counts.shape[1], len(view)),
-    )
-    return sp.csc_array(counts @ analysis), [numbers[at] for at in split_at], view
+    yield None
+    # The product has a column per KB term: a pass over the vocabulary, in numpy.
+    shape = (counts.shape[1], len(view))
+    matrix: sp.csc_array = yield lambda: _product(counts, link_word, numbers, link_tf, shape)
+    return matrix, [numbers[at] for at in split_at], view

@@ -65,7 +65,9 @@ class Layered[K, V](Mapping[K, V]):
                 yield None
         new = object.__new__(Layered)
         if len(changes) > max(FOLD_MIN, FOLD_SHARE * len(self._base)):
-            base = dict(self._base)  # one copy in C
+            # One copy in C (a chunked copy allocates a tuple an entry, and the young
+            # collections it sets off walk the growing copy again and again).
+            base = dict(self._base)
             yield None
             for at, (key, value) in enumerate(changes.items()):
                 if value is _GONE:

@@ -325,7 +325,7 @@ class RetrievalIndex:
         numbers = yield from numbers.deriving(
             drop=dropped, put=((topic.id, first + at) for at, topic in enumerate(fresh))
         )
-        ordered, rank = self._reordered(dead, dropped, [topic.id for topic in fresh])
+        ordered, rank = yield from self._reordering(dead, dropped, [topic.id for topic in fresh])
         yield None
         added = yield from Mentions.collecting(fresh)
         postings, mentions = yield lambda: (
@@ -333,7 +333,7 @@ class RetrievalIndex:
             self._mentions.appended(added, first),
         )
         vocab = vocab.held(postings.df > 0)
-        analyzer.forget(vocab)
+        yield from analyzer.forgetting(vocab)
         compound = yield lambda: self._compound.extended(vocab)
         dead_share = 1.0 - postings.n_alive / max(postings.n_docs, 1)
         if max(postings.delta_share, dead_share) > COMPACT_SHARE:
@@ -372,18 +372,20 @@ class RetrievalIndex:
             compound=compound,
         )
 
-    def _reordered(
+    def _reordering(
         self, dead: np.ndarray, dropped: set[str], added: list[str]
-    ) -> tuple[list[str], np.ndarray]:
+    ) -> Steps[tuple[list[str], np.ndarray]]:
         """The sorted ids after an update, and each topic number's place among the live.
 
-        Edits the sorted list in place of a re-sort: O(n) moves in C, O(changed) searches.
+        Edits the sorted list in place of a re-sort: O(n) moves in C, O(changed) searches,
+        in slices (shared.kb.steps).
         """
         keep = self._postings.alive.copy()
         keep[dead] = False
         dropped_ranks = np.sort(self._rank[dead])
         dense = self._rank[keep].astype(np.int64)
         dense -= np.searchsorted(dropped_ranks, dense)
+        yield None
         old = self._sorted
         gone_at = []
         for topic_id in dropped:
@@ -392,19 +394,23 @@ class RetrievalIndex:
                 gone_at.append(at)
         new_sorted = sorted(added)
         insert_at = [bisect.bisect_left(old, i) for i in new_sorted]
+        yield None
         # One pass of slice copies (in C), not an insert or delete (a move of n) per id.
         ordered: list[str] = []
         copied = 0
         edits = sorted([*((at, 0, i) for at, i in zip(insert_at, new_sorted, strict=True)),
                         *((at, 1, "") for at in gone_at)])  # fmt: skip
-        for at, kind, topic_id in edits:
+        for number, (at, kind, topic_id) in enumerate(edits):
             ordered.extend(old[copied:at])
             if kind:
                 copied = at + 1
             else:
                 copied = at
                 ordered.append(topic_id)
+            if number % SLICE_TOPICS == SLICE_TOPICS - 1:
+                yield None
         ordered.extend(old[copied:])
+        yield None
         places = np.asarray(insert_at, dtype=np.int64)
         places -= np.searchsorted(np.sort(np.asarray(gone_at, dtype=np.int64)), places)
         new_rank = places + np.arange(len(new_sorted), dtype=np.int64)

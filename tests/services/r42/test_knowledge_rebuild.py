@@ -10,9 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from services.r42 import knowledge
+from services.r42 import knowledge, rebuild
 from services.r42.knowledge import KbCache, load_snapshot
 from services.r42.lookup import content_text
+from services.r42.snapshot import labels_of
 from shared.bus import KbUpdated
 from shared.kb import RetrievalIndex, build_kb_catalogue
 from shared.kb.steps import Steps, releasing
@@ -58,9 +59,9 @@ async def _seeded(tmp_path: Path, seed: int, n: int) -> Store:
 def _slices_of(monkeypatch: pytest.MonkeyPatch, size: int) -> None:
     from shared.kb import analysis, compound, retrieval
 
-    monkeypatch.setattr(knowledge, "PAGE_TOPICS", size)
-    monkeypatch.setattr(knowledge, "PAGE_RELATIONS", size + 2)
-    monkeypatch.setattr(knowledge, "SLICE_TOPICS", size)
+    monkeypatch.setattr(rebuild, "PAGE_TOPICS", size)
+    monkeypatch.setattr(rebuild, "PAGE_RELATIONS", size + 2)
+    monkeypatch.setattr(rebuild, "SLICE_TOPICS", size)
     monkeypatch.setattr(retrieval, "SLICE_TOPICS", size)
     monkeypatch.setattr(analysis, "SLICE_WORDS", size)
     monkeypatch.setattr(compound, "SLICE_TERMS", size)
@@ -77,7 +78,7 @@ async def test_a_paged_stepwise_rebuild_equals_one_build(
         topics = await store.topics.list()
         summaries = {}
         for content in await store.content.list():
-            if text := content_text(content, limit=knowledge.SUMMARY_CHARS):
+            if text := content_text(content, limit=rebuild.SUMMARY_CHARS):
                 summaries[content.topic_id] = text
         built = RetrievalIndex.build(topics, summaries=summaries)
         relations = await store.relations.list()
@@ -95,7 +96,7 @@ async def test_a_paged_stepwise_rebuild_equals_one_build(
         assert index.search(query, k=60) == built.search(query, k=60), query
     assert dict(snapshot.topics) == {t.id: t for t in topics}
     assert snapshot.catalogue == build_kb_catalogue(topics)
-    assert snapshot.labels == knowledge._labels(topics)
+    assert snapshot.labels == labels_of(topics)
     for topic in topics:
         expected = sorted(r.as_tuple() for r in relations if topic.id in (r.source, r.target))
         among = snapshot.relations.among([topic.id, *snapshot.topics])
@@ -130,9 +131,10 @@ async def test_a_rebuild_after_an_update_reads_the_new_text(tmp_path: Path) -> N
 async def test_a_replaced_snapshot_is_freed_in_slices_once_no_turn_holds_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(knowledge, "FREEZE_MIN_TOPICS", 10)
-    monkeypatch.setattr(knowledge, "RELEASE_MIN", 8)
-    monkeypatch.setattr(knowledge, "RETIRE_POLL_S", 0.01)
+    for module in (knowledge, rebuild):
+        monkeypatch.setattr(module, "FREEZE_MIN_TOPICS", 10)
+    monkeypatch.setattr(rebuild, "RELEASE_MIN", 8)
+    monkeypatch.setattr(rebuild, "RETIRE_POLL_S", 0.01)
     store = await _seeded(tmp_path, 5, 40)
     cache = KbCache(store)
     try:
@@ -152,7 +154,7 @@ async def test_a_replaced_snapshot_is_freed_in_slices_once_no_turn_holds_it(
             released.append(items.copy())  # a copy: the original is emptied
             yield from releasing(items)
 
-        monkeypatch.setattr(knowledge, "releasing", spy)
+        monkeypatch.setattr(rebuild, "releasing", spy)
         gone = weakref.ref(held)
         del held
         for _ in range(100):
