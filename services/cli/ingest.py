@@ -60,7 +60,7 @@ from shared.bus import (
 from shared.bus.objects import put_source_object
 from shared.config import Settings, build_settings
 from shared.errors import BadInputError, R42Error
-from shared.formats import EmptyDocumentError, is_supported, supported_list
+from shared.formats import EmptyDocumentError, is_supported, supported_list, unsupported
 from shared.store import describe_validation
 
 T = TypeVar("T")
@@ -119,10 +119,7 @@ def expand_paths(paths: list[Path]) -> tuple[list[Candidate], list[str]]:
             if any(part.startswith(".") for part in relative.parts) or not child.is_file():
                 continue
             if not is_supported(child.name):
-                suffix = child.suffix or "(no suffix)"
-                skipped.append(
-                    f"{child}: unsupported format {suffix}; supported: {supported_list()}"
-                )
+                skipped.append(f"{child}: {unsupported(child.name)}")
                 continue
             found += 1
             out.setdefault(child, Candidate(child, relative.as_posix(), from_dir=True))

@@ -44,9 +44,8 @@ from shared.formats import (
     FormatError,
     is_supported,
     read_document,
-    supported_list,
+    unsupported,
 )
-from shared.formats.core import suffix_of
 from shared.kb import chunk_text
 from shared.llm import Limiter
 from shared.store import HandbookTree, KbChanges
@@ -305,9 +304,7 @@ async def sync_handbook(
         files = [f for f in listed if is_supported(f.path)]
         for other in (f for f in listed if not is_supported(f.path)):
             # Never fetched: reported with the rule every entry point gives.
-            why = f"unsupported format {suffix_of(other.path) or '(no suffix)'}"
-            record(FileOutcome(path=other.path, status="skipped",
-                               error=f"{why}; supported: {supported_list()}"))  # fmt: skip
+            record(FileOutcome(path=other.path, status="skipped", error=unsupported(other.path)))
         synced = await store.handbook_sync.all()
         moves, renamed_to = await _moves(store, files, synced, settings.handbook_path)
         for outcome in moves:

@@ -14,6 +14,7 @@ from shared.formats.core import (
     is_supported,
     read_document,
     supported_list,
+    unsupported,
 )
 
 __all__ = [
@@ -24,4 +25,5 @@ __all__ = [
     "is_supported",
     "read_document",
     "supported_list",
+    "unsupported",
 ]

@@ -56,6 +56,13 @@ def suffix_of(name: str) -> str:
     return PurePosixPath(name.replace("\\", "/")).suffix.lower()
 
 
+def unsupported(name: str) -> str:
+    """The one message for a file R42 does not read: 'unsupported format .png; supported: …'."""
+    return (
+        f"unsupported format {suffix_of(name) or 'without a suffix'}; supported: {supported_list()}"
+    )
+
+
 def is_supported(name: str) -> bool:
     """Whether a file name has a suffix R42 reads."""
     return suffix_of(name) in SUFFIX_FORMATS
@@ -105,9 +112,7 @@ def detect_format(data: bytes, name: str) -> str:
                           f"supported: {supported_list()}", kind="binary")  # fmt: skip
     if suffix in SUFFIX_FORMATS:
         return SUFFIX_FORMATS[suffix]
-    what = suffix or "without a suffix"
-    raise FormatError(f"{name}: unsupported format {what}; supported: {supported_list()}",
-                      kind="unsupported")  # fmt: skip
+    raise FormatError(f"{name}: {unsupported(name)}", kind="unsupported")
 
 
 def read_document(data: bytes, *, name: str, max_bytes: int) -> Document:
