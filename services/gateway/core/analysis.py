@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from services.gateway.core.audit import audit
 from services.gateway.core.context import CoreContext
-from shared.bus import request
+from shared.bus import NoResponderError, request
 from shared.bus.graph_rpc import (
     GRAPH_ANALYZE_SUBJECT,
     GRAPH_APPLY_SUBJECT,
@@ -113,7 +113,5 @@ class AnalysisCalls:
                 self.ctx.broker, subject, req, response_model=model, timeout=wait_s,
                 namespace=self.ctx.namespace,
             )  # fmt: skip
-        except BusError as exc:
-            if "no service is answering" in str(exc):
-                raise BusError(NOT_SERVED) from None
-            raise
+        except NoResponderError:
+            raise BusError(NOT_SERVED) from None

@@ -11,13 +11,13 @@ from collections.abc import Sequence
 
 from services.gateway.core.audit import audit
 from services.gateway.core.context import CoreContext
-from shared.bus import request
+from services.gateway.core.topics import NOT_SERVED
+from shared.bus import NoResponderError, request
 from shared.bus.source_rpc import SOURCE_DELETE_SUBJECT, SourceDeleteReply, SourceDeleteRequest
 from shared.errors import BadInputError, BusError
 from shared.store import AuditSurface
 
 RPC_TIMEOUT_S = 60.0
-NOT_SERVED = "de kennisgraaf is nu niet bereikbaar (de extractor antwoordt niet); probeer het zo"
 REFUSED = "Alleen beheerders mogen bronnen verwijderen; de poging is vastgelegd."
 BOUND_RULE = "10 % van de graaf, minstens 5, hoogstens 20"
 _SHOWN = 8  # topic ids named per list in a line (the count is always whole): it fits Slack
@@ -54,10 +54,8 @@ async def ask_delete(
             timeout=RPC_TIMEOUT_S,
             namespace=ctx.namespace,
         )
-    except BusError as exc:
-        if "no service is answering" in str(exc):
-            raise BusError(NOT_SERVED) from None
-        raise
+    except NoResponderError:
+        raise BusError(NOT_SERVED) from None
 
 
 async def refuse(ctx: CoreContext, *, user_id: str, source_id: str, surface: AuditSurface) -> None:

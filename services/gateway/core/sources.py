@@ -8,7 +8,7 @@ from services.gateway.core.context import CoreContext
 from services.gateway.core.models import IngestResult
 from services.gateway.core.source_delete import ask_delete, refuse
 from services.gateway.core.uploads import check_text
-from shared.bus import SourceCancelled, request
+from shared.bus import NoResponderError, SourceCancelled, request
 from shared.bus.extractor_rpc import (
     REGISTER_UPLOAD_SUBJECT,
     SYNC_HANDBOOK_SUBJECT,
@@ -74,10 +74,8 @@ class SourceCalls:
                 timeout=REGISTER_TIMEOUT_S,
                 namespace=self.ctx.namespace,
             )
-        except BusError as exc:
-            if "no service is answering" in str(exc):
-                raise BusError(NOT_REGISTERED) from None
-            raise
+        except NoResponderError:
+            raise BusError(NOT_REGISTERED) from None
         finally:
             # The extractor drops the staging once registered; never leave it behind on an error.
             await delete_source_object(self.ctx.broker.connection, text_ref)
@@ -122,10 +120,8 @@ class SourceCalls:
                 timeout=SYNC_TIMEOUT_S,
                 namespace=ctx.namespace,
             )
-        except BusError as exc:
-            if "no service is answering" in str(exc):
-                raise BusError(NOT_SERVED) from None
-            raise
+        except NoResponderError:
+            raise BusError(NOT_SERVED) from None
 
 
 def describe_sync(reply: HandbookSyncReply) -> str:

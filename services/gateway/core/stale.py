@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from services.gateway.core.audit import audit
 from services.gateway.core.context import CoreContext
-from shared.bus import request
+from shared.bus import NoResponderError, request
 from shared.bus.stale_rpc import (
     STALE_LIST_SUBJECT,
     STALE_REGENERATE_SUBJECT,
@@ -68,7 +68,5 @@ class StaleCalls:
         try:
             return await request(self.ctx.broker, subject, req, response_model=model,
                                  timeout=wait_s, namespace=self.ctx.namespace)  # fmt: skip
-        except BusError as exc:
-            if "no service is answering" in str(exc):
-                raise BusError(NOT_SERVED) from None
-            raise
+        except NoResponderError:
+            raise BusError(NOT_SERVED) from None

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from services.gateway.core.context import CoreContext
-from shared.bus import request
+from shared.bus import NoResponderError, request
 from shared.bus.topic_rpc import (
     TOPIC_ACTION_SUBJECT,
     TOPIC_CARD_SUBJECT,
@@ -50,10 +50,8 @@ class TopicCalls:
         try:
             return await request(ctx.broker, subject, body, response_model=model,
                                  timeout=RPC_TIMEOUT_S, namespace=ctx.namespace)  # fmt: skip
-        except BusError as exc:
-            if "no service is answering" in str(exc):
-                raise BusError(NOT_SERVED) from None
-            raise
+        except NoResponderError:
+            raise BusError(NOT_SERVED) from None
 
     async def card(self, query: str) -> TopicCard:
         """The card of a topic by id or label; NotFoundError when none matches."""
