@@ -46,12 +46,10 @@ from shared.runtime.supervisor import (
 )
 
 if TYPE_CHECKING:
-    import httpx2
-
     from shared.runtime.forking import ForkServer
 
     # Loaded by `r42 up` only: a service imports this module for client_auth and should
-    # not pay for the server and readiness helpers (httpx2).
+    # not pay for the server and readiness helpers.
     from shared.runtime.nodes import NatsNodes
 
 log = logging.getLogger(__name__)
@@ -202,7 +200,6 @@ class EmbeddedRuntime:
         self.users: dict[str, NatsUser] = {}
         self._lock: RuntimeLock | None = None
         self._stopping = False
-        self._http: httpx2.Client | None = None  # the readiness poller's, reused
         self.use_fork_server = fork_server
         self._forks: ForkServer | None = None
 
@@ -373,16 +370,12 @@ class EmbeddedRuntime:
 
         names = [spec.instance for spec in self.services] if names is None else list(names)
         pids = self.supervisor.pids if self.supervisor else {}
-        if self._http is None:
-            import httpx2
-
-            self._http = httpx2.Client()
         if self.nats is not None and self.nats.monitor_urls:
-            bus = ready_services(self.nats.monitor_urls, self.users, names, client=self._http)
+            bus = ready_services(self.nats.monitor_urls, self.users, names)
         else:  # an external NATS: its monitor is not ours to ask
             bus = dict.fromkeys(names, True)
         waiting = [name for name in names if bus[name] and name in pids]
-        probed = readyz(self.data_dir, pids, waiting, client=self._http)
+        probed = readyz(self.data_dir, pids, waiting)
         return {name: probed.get(name, False) for name in names}
 
     async def wait_ready(
@@ -474,9 +467,6 @@ class EmbeddedRuntime:
         nodes, self.nats = self.nats, None
         if nodes is not None:
             await nodes.stop()
-        http, self._http = self._http, None
-        if http is not None:
-            http.close()
         lock, self._lock = self._lock, None
         if lock is not None:
             remove_state(self.data_dir, owner_pid=os.getpid())
