@@ -157,6 +157,19 @@ async def check_store(url: str, *, timeout: float = 10.0) -> None:  # noqa: ASYN
     await store.close()
 
 
+async def check_embedded_store(url: str) -> None:
+    """The embedded SQLite file as a service's open would find it, without the store package.
+
+    In a worker thread: file I/O, and the write lock may be held a moment by another process.
+    """
+    from shared.store.sqlite_file import check_sqlite_file, sqlite_path
+
+    try:
+        await asyncio.to_thread(check_sqlite_file, sqlite_path(url))
+    except R42Error as exc:
+        raise StoreUnavailableError(f"store {redact_url(url)}: {exc}") from None
+
+
 class EmbeddedRuntime:
     """Start/stop the pieces of `r42 up` in order, and roll back whatever started on failure."""
 
@@ -237,10 +250,9 @@ class EmbeddedRuntime:
         except OSError as exc:
             raise ConfigError(f"cannot create data dir {self.data_dir}: {exc.strerror}") from None
         self._lock = RuntimeLock(self.data_dir).acquire()
-        # The embedded SQLite file answers at once; what costs is importing the store, so that
-        # runs in a worker thread (its own loop) while NATS starts, and gates the services.
+        # The embedded SQLite file is checked while NATS starts, and gates the services.
         checked = (
-            asyncio.create_task(asyncio.to_thread(asyncio.run, check_store(self.store_url)))
+            asyncio.create_task(check_embedded_store(self.store_url))
             if self.store_url and embedded else None
         )  # fmt: skip
         try:
