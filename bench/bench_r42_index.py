@@ -10,8 +10,9 @@ batches of 20 changed or new topics to the store and hands the cache a kb.update
 ingest. Goals: chat p95 during the ingest ≤ 50 ms and longest stall ≤ 50 ms. Then two
 phases beyond the goals: batches of 400 topics until one update compacts the index (its
 one pass over every topic), and a kb.updated listing the writer's cap of ids (a full
-rebuild in the background). Exits non-zero only when the run is broken, never because a
-goal is missed.
+rebuild in the background). The process shares the GIL as the r42 service does (1 ms switch
+interval, services/r42/snapshot.py). Exits non-zero only when the run is broken, never
+because a goal is missed.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from bench_retrieval import make_kb, make_queries  # noqa: E402
 
 from services.r42.knowledge import KbCache, turn_context  # noqa: E402
+from services.r42.snapshot import share_the_gil  # noqa: E402
 from shared.bus import KbUpdated  # noqa: E402
 from shared.store import Content, Relation, Store, Topic, open_store  # noqa: E402
 
@@ -92,6 +94,7 @@ async def measure(
 
 async def run(n_topics: int, batches: int) -> int:
     """Seed, build, measure quiet and during an ingest; print; return the exit code."""
+    share_the_gil()  # as the r42 service runs (services/r42/app.py)
     load_at_start = os.getloadavg()[0]
     rng = random.Random(SEED)
     kb_topics, kb_relations, contents = make_kb(rng, n_topics)

@@ -10,6 +10,7 @@ from services.r42.handlers import R42Handlers
 from services.r42.idempotency import TurnLedger
 from services.r42.knowledge import KbCache
 from services.r42.offline import offline_plans
+from services.r42.snapshot import share_the_gil
 from services.r42.warmup import warm_retrieval
 from shared.bus import (
     CHAT_SUBJECT,
@@ -46,6 +47,7 @@ def kb_of(ctx: ServiceContext) -> KbCache:
 
 def build(ctx: ServiceContext) -> ServiceSpec[R42Deps]:
     """rpc.r42.{chat,proposal,clear}; every replica applies every kb.updated to its snapshot."""
+    share_the_gil()  # turns' store reads beside a rebuild on the loop
     kb = KbCache(ctx.store)
     handlers = R42Handlers(
         store=ctx.store,

@@ -142,6 +142,15 @@ async def stack(nats_url: str, unique: str, tmp_path: Path) -> AsyncIterator[Sta
         await client.stop()
 
 
+async def test_the_service_shares_the_gil_in_short_turns(stack: Stack) -> None:
+    """Started, r42 hands the GIL over every millisecond (its store thread beside a rebuild)."""
+    import sys
+
+    from services.r42.snapshot import SWITCH_INTERVAL_S
+
+    assert SWITCH_INTERVAL_S < 0.005 and sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL_S)
+
+
 async def test_chat_over_rpc_is_grounded_and_clear_reseeds(stack: Stack) -> None:
     reply = await stack.chat("Hoe vraag ik verlof aan?")
     assert reply.offline and reply.text.startswith("[offline] Verlof:")
