@@ -549,12 +549,15 @@ class RetrievalIndex:
         ids = self._ids
         hits: list[Hit] = []
         if len(named):
-            rank = self._rank
-            listed = sorted(
-                zip(named.tolist(), ranked.named_scores, strict=True),
-                key=lambda pair: (-pair[1], rank[pair[0]]),
-            )
-            hits = [Hit(ids[d], s, True) for d, s in listed]
+            docs, scores = named.tolist(), ranked.named_scores
+            if len(docs) > 1:
+                ranks = self._rank[named].tolist()
+                order = sorted(range(len(docs)), key=lambda i: (-scores[i], ranks[i]))
+                docs, scores = [docs[i] for i in order], [scores[i] for i in order]
+            hits = [
+                tuple.__new__(Hit, (ids[d], s, True, 1.0, True))
+                for d, s in zip(docs, scores, strict=True)
+            ]
         if not want or not ranked.docs:
             return hits
         one_word = len(distinct) == 1
