@@ -1,4 +1,4 @@
-"""Entry point of the `r42` console script."""
+"""The `r42` command line (the console script enters through services.cli.entry)."""
 
 from __future__ import annotations
 
@@ -11,40 +11,8 @@ from typing import Annotated
 
 import typer
 
-# Each module exposes register(app); imported lazily so nothing happens at import time, and
-# only the module of the command being run is imported: the groups pull in the bus, the
-# knowledge base and the image and eval libraries, which every command would otherwise pay
-# for at start (seconds on a busy machine).
-COMMAND_MODULES: dict[str, tuple[str, ...]] = {
-    "up": ("services.cli.up",),
-    "status": ("services.cli.status",),
-    "creds": ("services.cli.creds",),
-    "events": ("services.cli.events",),
-    "kb": ("services.cli.kb", "services.cli.chat"),
-    "ask": ("services.cli.kb", "services.cli.chat"),
-    "ingest": ("services.cli.ingest",),
-    "sources": ("services.cli.ingest",),
-    "sync-handbook": ("services.cli.ingest",),
-    "graph": ("services.cli.graph",),
-    "ops": ("services.cli.ops",),
-    "learn": ("services.cli.learn",),
-    "content": ("services.cli.learn",),
-    "quiz": ("services.cli.quiz",),
-    "leaderboard": ("services.cli.quiz",),
-    "gateway": ("services.cli.gateway",),
-    "eval": ("services.cli.eval",),
-}
-
-
-def modules_for(argv: list[str]) -> tuple[str, ...]:
-    """The command modules a command line needs: its command's, or all of them for help."""
-    command = next((arg for arg in argv if not arg.startswith("-")), None)
-    if command == "version" or (command is None and "--version" in argv):
-        return ()
-    if command in COMMAND_MODULES:
-        return COMMAND_MODULES[command]
-    # `r42`, `r42 --help` or an unknown command: typer lists every command.
-    return tuple(dict.fromkeys(m for mods in COMMAND_MODULES.values() for m in mods))
+from services.cli.commands import COMMAND_MODULES as COMMAND_MODULES
+from services.cli.commands import modules_for, wants_fork_server
 
 
 def build_app(argv: list[str] | None = None) -> typer.Typer:
@@ -145,8 +113,9 @@ def quiet_logging(argv: list[str]) -> list[str]:
 def main() -> None:
     """Run the CLI."""
     argv = quiet_logging(sys.argv[1:])
-    if modules_for(argv) == COMMAND_MODULES["up"] and not {"--help", "-h"} & set(argv):
-        # Its services' common imports run in the fork server while this process imports.
+    if wants_fork_server(argv):
+        # Its services' common imports run in the fork server while this process imports
+        # (started already when the `r42` script came in through services.cli.entry).
         from shared.runtime.forking import start_early
 
         start_early(os.environ, python=sys.executable)

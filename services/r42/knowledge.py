@@ -41,6 +41,7 @@ from services.r42.ports import R42Store
 from services.r42.rebuild import SUMMARY_CHARS, load_snapshot, retired
 from services.r42.snapshot import (
     FREEZE_MIN_TOPICS,
+    OFFLOAD_MIN_TOPICS,
     KbSnapshot,
     freeze_long_lived,
     label_key,
@@ -253,7 +254,8 @@ class KbCache:
             updating_snapshot(
                 snapshot, changed=changed, removed=removed, relations=relations,
                 summaries=summaries,
-            )
+            ),
+            offload=len(snapshot.topics) + len(ids) >= OFFLOAD_MIN_TOPICS,
         )  # fmt: skip
 
     async def get(self) -> KbSnapshot:

@@ -18,6 +18,7 @@ from services.r42.lookup import content_text
 from services.r42.ports import R42Store
 from services.r42.snapshot import (
     FREEZE_MIN_TOPICS,
+    OFFLOAD_MIN_TOPICS,
     KbSnapshot,
     freeze_long_lived,
     freezing,
@@ -52,13 +53,16 @@ async def load_snapshot(store: R42Store, *, index_cache: IndexCache | None = Non
     topics, summaries = await _read_topics(store)
     relations = await _read_relations(store, large=len(topics) >= FREEZE_MIN_TOPICS)
     large = len(topics) >= FREEZE_MIN_TOPICS
+    offload = len(topics) >= OFFLOAD_MIN_TOPICS
     index = await sliced(
-        freezing(cache.getting_or_building(topics, summaries=summaries), active=large)
+        freezing(cache.getting_or_building(topics, summaries=summaries), active=large),
+        offload=offload,
     )
-    # On a KB large enough for the compiled kernels (shared.kb.scoring), the first search
-    # imports numba and loads them (compiled once per machine, then cached on disk): here,
-    # in a worker thread, not in the first turn on the event loop.
-    await asyncio.to_thread(index.search, "r42")
+    if offload:
+        # On a KB large enough for the compiled kernels (shared.kb.scoring), the first
+        # search imports numba and loads them (compiled once per machine, then cached on
+        # disk): here, in a worker thread, not in the first turn on the event loop.
+        await asyncio.to_thread(index.search, "r42")
     return await sliced(freezing(_snapshot_steps(index, topics, relations), active=large))
 
 

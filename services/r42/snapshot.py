@@ -10,12 +10,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shared.kb import RelationIndex, RetrievalIndex
+from shared.kb.scoring import NUMBA_MIN_TOPICS
 from shared.kb.steps import Steps
 from shared.store import Topic
 
 FREEZE_MIN_TOPICS = 2000  # from this size a snapshot is kept out of the GC's walks
 SLICE_S = 0.002  # the longest stretch of update work on the event loop between two turns
 FREEZE_EVERY_S = 0.05  # a full rebuild keeps what it built out of the GC this often
+# Below this an update's numpy passes run on the loop (each sub-ms), and no compiled search
+# kernels need loading (shared.kb.scoring uses them from this size on).
+OFFLOAD_MIN_TOPICS = NUMBA_MIN_TOPICS
 
 
 @dataclass(frozen=True)
@@ -46,12 +50,14 @@ def labels_of(topics: Iterable[Topic]) -> dict[str, str]:
     return labels
 
 
-async def sliced[T](steps: Steps[T], *, slice_s: float = SLICE_S) -> T:
+async def sliced[T](steps: Steps[T], *, slice_s: float = SLICE_S, offload: bool = True) -> T:
     """Run a step function on the event loop, letting other tasks in every `slice_s`.
 
     Its Python slices run here, between turns: in a worker thread they would hold the
     GIL against the loop for up to the switch interval each time the loop lets go of it.
-    Its numpy passes run in a worker thread (they release the GIL).
+    Its numpy passes run in a worker thread (they release the GIL), or here when not
+    `offload`: on a small KB each is a fraction of a millisecond, and the hand-off to a
+    thread and back cost more than that, several times per update, on a busy machine.
     """
     value: Any = None
     mark = time.perf_counter()
@@ -66,9 +72,11 @@ async def sliced[T](steps: Steps[T], *, slice_s: float = SLICE_S) -> T:
             if time.perf_counter() - mark >= slice_s:
                 await asyncio.sleep(0)
                 mark = time.perf_counter()
-        else:
+        elif offload:
             value = await asyncio.to_thread(step)
             mark = time.perf_counter()
+        else:
+            value = step()
 
 
 def freezing[T](steps: Steps[T], *, active: bool, every_s: float = FREEZE_EVERY_S) -> Steps[T]:

@@ -2,7 +2,7 @@
 
 Names load on first use (PEP 562): every supervised child starts through
 `python -m shared.runtime.launch`, which imports this package, and should not pay for
-httpx2, pydantic and nats-py before its own code runs.
+pydantic and nats-py before its own code runs.
 """
 
 from __future__ import annotations

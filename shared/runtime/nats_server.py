@@ -14,9 +14,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx2
-
 from shared.errors import ConfigError, TransientError
+from shared.runtime.loopback import status
 
 log = logging.getLogger(__name__)
 
@@ -171,15 +170,12 @@ class EmbeddedNatsServer:
         assert self.proc is not None, "spawn() first"
         deadline = time.monotonic() + timeout
         ports_file = self.store_dir / "ports" / f"{self._binary_name}_{self.proc.pid}.ports"
-        # One client for the whole wait: each new one builds an SSL context (~75 ms of CPU),
-        # which polled every 20 ms kept a core busy while the services were starting.
-        with httpx2.Client(timeout=1.0) as http:
-            if self._wait_healthy(http, ports_file, deadline):
-                return self
+        if self._wait_healthy(ports_file, deadline):
+            return self
         self.stop()
         raise NatsServerError(f"nats-server did not become healthy within {timeout:.0f} s")
 
-    def _wait_healthy(self, http: httpx2.Client, ports_file: Path, deadline: float) -> bool:
+    def _wait_healthy(self, ports_file: Path, deadline: float) -> bool:
         assert self.proc is not None
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -189,7 +185,7 @@ class EmbeddedNatsServer:
                 tail = log_path.read_text(errors="replace")[-2000:] if log_path.exists() else ""
                 code = self.proc.returncode
                 raise NatsServerError(f"nats-server exited with {code}: {err}{tail}")
-            if ports_file.exists() and self._read_ports(ports_file) and self._healthy(http):
+            if ports_file.exists() and self._read_ports(ports_file) and self._healthy():
                 return True
             time.sleep(0.02)
         return False
@@ -240,15 +236,11 @@ class EmbeddedNatsServer:
         self.monitor_url = monitor[0].replace("0.0.0.0", "127.0.0.1")
         return True
 
-    def _healthy(self, http: httpx2.Client) -> bool:
+    def _healthy(self) -> bool:
         # A cluster node is healthy once it is current with the JetStream meta leader (the
         # cluster can create streams); a single node as soon as JetStream runs.
         query = "" if self.cluster else "?js-enabled-only=true"
-        try:
-            resp = http.get(f"{self.monitor_url}/healthz{query}")
-        except httpx2.HTTPError:
-            return False
-        return resp.status_code == 200
+        return status(f"{self.monitor_url}/healthz{query}", timeout=1.0) == 200
 
     def stop(self, *, timeout: float = 10.0) -> None:
         """Stop the server gracefully (SIGTERM), then SIGKILL if it lingers."""

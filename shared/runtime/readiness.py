@@ -6,29 +6,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-import httpx2
-
 from shared.obs.status import read_statuses
+from shared.runtime.loopback import LoopbackError, get_json, status
 from shared.runtime.nats_auth import READY_SUBJECTS, SERVICE_GRANTS, NatsUser
 
 READYZ_TIMEOUT_S = 1.0
 
 
-def connections(
-    monitor_url: str, *, timeout: float = 2.0, client: httpx2.Client | None = None
-) -> list[dict[str, object]]:
-    """The server's client connections with their subscriptions (empty when unreachable).
-
-    A poller passes its `client`: a new one per call costs ~75 ms of CPU (its SSL context).
-    """
-    url = f"{monitor_url}/connz?subs=1&auth=1&limit=4096"
+def connections(monitor_url: str, *, timeout: float = 2.0) -> list[dict[str, object]]:
+    """The server's client connections with their subscriptions (empty when unreachable)."""
     try:
-        resp = client.get(url, timeout=timeout) if client else httpx2.get(url, timeout=timeout)
-        resp.raise_for_status()
-        conns = resp.json().get("connections") or []
-    except (httpx2.HTTPError, ValueError):
+        body = get_json(f"{monitor_url}/connz?subs=1&auth=1&limit=4096", timeout=timeout)
+    except LoopbackError:
         return []
-    return [c for c in conns if isinstance(c, dict)]
+    conns = body.get("connections") if isinstance(body, dict) else None
+    return [c for c in conns if isinstance(c, dict)] if isinstance(conns, list) else []
 
 
 def service_of(instance: str) -> str:
@@ -37,9 +29,8 @@ def service_of(instance: str) -> str:
 
 
 def ready_services(
-    monitor_urls: str | Sequence[str], users: Mapping[str, NatsUser], names: list[str],
-    *, client: httpx2.Client | None = None,
-) -> dict[str, bool]:  # fmt: skip
+    monitor_urls: str | Sequence[str], users: Mapping[str, NatsUser], names: list[str]
+) -> dict[str, bool]:
     """instance → whether its bus connection is up, as its service's user, with its rpc
     subjects bound; a cluster's connections are gathered from every node.
 
@@ -47,7 +38,7 @@ def ready_services(
     it runs: there is nothing to check it against.
     """
     urls = [monitor_urls] if isinstance(monitor_urls, str) else list(monitor_urls)
-    conns = [c for url in urls for c in connections(url, client=client)]
+    conns = [c for url in urls for c in connections(url)]
     result: dict[str, bool] = {}
     for name in names:
         service = service_of(name)
@@ -71,9 +62,7 @@ def _subjects(conn: Mapping[str, object]) -> list[str]:
     return [str(s) for s in subs] if isinstance(subs, list) else []
 
 
-def readyz(
-    data_dir: Path, pids: Mapping[str, int], names: Sequence[str], *, client: httpx2.Client
-) -> dict[str, bool]:
+def readyz(data_dir: Path, pids: Mapping[str, int], names: Sequence[str]) -> dict[str, bool]:
     """instance → whether the running process's `/readyz` answers 200.
 
     Its URL comes from the status file that process wrote (a file of an earlier pid is
@@ -82,14 +71,9 @@ def readyz(
     statuses = {s.instance: s for s in read_statuses(data_dir)}
     result: dict[str, bool] = {}
     for name in names:
-        status = statuses.get(name)
-        if status is None or status.pid != pids.get(name):
+        found = statuses.get(name)
+        if found is None or found.pid != pids.get(name):
             result[name] = service_of(name) not in SERVICE_GRANTS and name in pids
             continue
-        try:
-            resp = client.get(status.readyz_url, timeout=READYZ_TIMEOUT_S)
-        except httpx2.HTTPError:
-            result[name] = False
-            continue
-        result[name] = resp.status_code == 200
+        result[name] = status(found.readyz_url, timeout=READYZ_TIMEOUT_S) == 200
     return result

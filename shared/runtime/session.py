@@ -46,12 +46,10 @@ from shared.runtime.supervisor import (
 )
 
 if TYPE_CHECKING:
-    import httpx2
-
     from shared.runtime.forking import ForkServer
 
     # Loaded by `r42 up` only: a service imports this module for client_auth and should
-    # not pay for the server and readiness helpers (httpx2).
+    # not pay for the server and readiness helpers.
     from shared.runtime.nodes import NatsNodes
 
 log = logging.getLogger(__name__)
@@ -159,6 +157,19 @@ async def check_store(url: str, *, timeout: float = 10.0) -> None:  # noqa: ASYN
     await store.close()
 
 
+async def check_embedded_store(url: str) -> None:
+    """The embedded SQLite file as a service's open would find it, without the store package.
+
+    In a worker thread: file I/O, and the write lock may be held a moment by another process.
+    """
+    from shared.store.sqlite_file import check_sqlite_file, sqlite_path
+
+    try:
+        await asyncio.to_thread(check_sqlite_file, sqlite_path(url))
+    except R42Error as exc:
+        raise StoreUnavailableError(f"store {redact_url(url)}: {exc}") from None
+
+
 class EmbeddedRuntime:
     """Start/stop the pieces of `r42 up` in order, and roll back whatever started on failure."""
 
@@ -202,7 +213,6 @@ class EmbeddedRuntime:
         self.users: dict[str, NatsUser] = {}
         self._lock: RuntimeLock | None = None
         self._stopping = False
-        self._http: httpx2.Client | None = None  # the readiness poller's, reused
         self.use_fork_server = fork_server
         self._forks: ForkServer | None = None
 
@@ -240,10 +250,9 @@ class EmbeddedRuntime:
         except OSError as exc:
             raise ConfigError(f"cannot create data dir {self.data_dir}: {exc.strerror}") from None
         self._lock = RuntimeLock(self.data_dir).acquire()
-        # The embedded SQLite file answers at once; what costs is importing the store, so that
-        # runs in a worker thread (its own loop) while NATS starts, and gates the services.
+        # The embedded SQLite file is checked while NATS starts, and gates the services.
         checked = (
-            asyncio.create_task(asyncio.to_thread(asyncio.run, check_store(self.store_url)))
+            asyncio.create_task(check_embedded_store(self.store_url))
             if self.store_url and embedded else None
         )  # fmt: skip
         try:
@@ -373,16 +382,12 @@ class EmbeddedRuntime:
 
         names = [spec.instance for spec in self.services] if names is None else list(names)
         pids = self.supervisor.pids if self.supervisor else {}
-        if self._http is None:
-            import httpx2
-
-            self._http = httpx2.Client()
         if self.nats is not None and self.nats.monitor_urls:
-            bus = ready_services(self.nats.monitor_urls, self.users, names, client=self._http)
+            bus = ready_services(self.nats.monitor_urls, self.users, names)
         else:  # an external NATS: its monitor is not ours to ask
             bus = dict.fromkeys(names, True)
         waiting = [name for name in names if bus[name] and name in pids]
-        probed = readyz(self.data_dir, pids, waiting, client=self._http)
+        probed = readyz(self.data_dir, pids, waiting)
         return {name: probed.get(name, False) for name in names}
 
     async def wait_ready(
@@ -474,9 +479,6 @@ class EmbeddedRuntime:
         nodes, self.nats = self.nats, None
         if nodes is not None:
             await nodes.stop()
-        http, self._http = self._http, None
-        if http is not None:
-            http.close()
         lock, self._lock = self._lock, None
         if lock is not None:
             remove_state(self.data_dir, owner_pid=os.getpid())

@@ -6,8 +6,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from shared.errors import ConfigError
 from shared.store.protocols import Store
-
-_EXPECTED = "expected sqlite:///ABSOLUTE/PATH, sqlite:///:memory:, mongodb://… or mongodb+srv://…"
+from shared.store.sqlite_file import EXPECTED_URLS as _EXPECTED
+from shared.store.sqlite_file import sqlite_path as sqlite_path
 
 
 def redact_url(url: str) -> str:
@@ -20,17 +20,6 @@ def redact_url(url: str) -> str:
         return url
     netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
-
-
-def sqlite_path(url: str) -> str:
-    """The file path (or ':memory:') of a sqlite:/// URL."""
-    path = url[len("sqlite://") :]
-    if path == "/:memory:":
-        return ":memory:"
-    if not path.startswith("/") or not path.strip("/"):
-        raise ConfigError(f"store URL {url!r} needs an absolute path; {_EXPECTED}")
-    # sqlite:///abs and SQLAlchemy's sqlite:////abs both name /abs.
-    return "/" + path.lstrip("/")
 
 
 async def open_store(url: str) -> Store:

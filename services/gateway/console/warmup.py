@@ -18,7 +18,7 @@ SAMPLE_PREFIX = "sample-"
 """The id prefix of the sample handbook's sources (the extractor's first-start ingest)."""
 DONE = frozenset({"completed", "failed", "cancelled"})
 WAIT_S = 120.0
-POLL_S = 0.2
+POLL_S = 0.05
 READING = "Het voorbeeldhandboek wordt nog ingelezen ({done}/{total})…"
 NOT_DONE = "Het voorbeeldhandboek is nog niet helemaal ingelezen; het antwoord kan onvolledig zijn."
 

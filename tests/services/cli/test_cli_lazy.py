@@ -44,3 +44,20 @@ def test_the_version_flag_loads_neither_the_bus_nor_the_knowledge_base() -> None
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines()[-1] == "[]"
+
+
+def test_the_console_script_decides_on_the_fork_server_before_any_library_loads() -> None:
+    """The `r42` script enters through services.cli.entry: standard library only until then."""
+    import tomllib
+    from pathlib import Path
+
+    project = tomllib.loads((Path(__file__).parents[3] / "pyproject.toml").read_text())
+    assert project["project"]["scripts"]["r42"] == "services.cli.entry:main"
+    probe = (
+        "import sys\nimport services.cli.entry\n"
+        "print(sorted(m for m in ('typer', 'click', 'rich', 'pydantic', 'shared.config')"
+        " if m in sys.modules))"
+    )
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[-1] == "[]"

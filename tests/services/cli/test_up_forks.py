@@ -110,11 +110,12 @@ def test_fork_server_off_spawns_each_service_plainly(tmp_path: Path, start_up) -
     assert up.proc.wait(60) == 0, up.output()
 
 
-def test_up_help_starts_no_fork_server() -> None:
-    """`r42 up --help` must not pay for (or leave behind) a preload."""
+@pytest.mark.parametrize("entry", ["services.cli.entry", "services.cli.main"])
+def test_up_help_starts_no_fork_server(entry: str) -> None:
+    """`r42 up --help` must not pay for (or leave behind) a preload, through either entry."""
     assert COMMAND_MODULES["up"] == ("services.cli.up",)
     proc = subprocess.Popen(
-        [sys.executable, "-c", "from services.cli.main import main; main()", "up", "--help"],
+        [sys.executable, "-c", f"from {entry} import main; main()", "up", "--help"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
     )  # fmt: skip
     children: set[int] = set()

@@ -1,7 +1,9 @@
-"""What `r42 up` imports before its services start: no FastStream, LLM library or aiohttp.
+"""What `r42 up` imports before its services start: no FastStream, LLM library, aiohttp or httpx.
 
 The supervisor starts NATS, ensures the streams and spawns the services; every module it
 loads on the way delays the first answer (a fresh interpreter is the only place to see it).
+Its HTTP polls (the nats-server monitor, each service's /readyz) use the standard library:
+an httpx client builds an SSL context (~75 ms of CPU) for loopback http.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from shared.bus import NatsAuth, ensure_streams
 from shared.runtime import EmbeddedRuntime
 from services.registry import available_services
 print(sorted(m for m in ("faststream", "aiohttp.client", "shared.llm.call", "anthropic",
-                         "shared.store.protocols") if m in sys.modules))
+                         "shared.store.protocols", "httpx2") if m in sys.modules))
 """
 
 

@@ -171,3 +171,39 @@ async def test_a_replaced_snapshot_is_freed_in_slices_once_no_turn_holds_it(
     finally:
         await cache.aclose()
         await store.close()
+
+
+@pytest.mark.parametrize("offload_from", [10_000, 5])
+async def test_a_small_kb_is_built_and_updated_on_the_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, offload_from: int
+) -> None:
+    """Below OFFLOAD_MIN_TOPICS no pass goes to a worker thread (the hand-offs cost more than
+    the passes); from it on every one does. The snapshots are the same either way."""
+    threads: list[str] = []
+    real = asyncio.to_thread
+
+    async def counting(fn: object, /, *args: object, **kwargs: object) -> object:
+        threads.append(getattr(fn, "__qualname__", repr(fn)))
+        return await real(fn, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(asyncio, "to_thread", counting)
+    monkeypatch.setattr(knowledge, "OFFLOAD_MIN_TOPICS", offload_from)
+    monkeypatch.setattr(rebuild, "OFFLOAD_MIN_TOPICS", offload_from)
+    store = await _seeded(tmp_path, 7, 30)
+    try:
+        kb = KbCache(store)
+        built = await kb.get()
+        fresh = Topic(id="t-new", label="Fietsregeling", type="concept", description="lease")
+        await store.topics.upsert_many([fresh])
+        kb.update(KbUpdated(kb_hash="x", changed_ids=["t-new"], reason="test", actor="test"))
+        await kb.settled()
+        updated = await kb.get()
+        await kb.aclose()
+    finally:
+        await store.close()
+    assert len(built.topics) == 30 and "t-new" in updated.topics
+    assert updated.index.search("fietsregeling", k=1)[0].topic_id == "t-new"
+    if offload_from > 30:
+        assert threads == []
+    else:
+        assert threads  # the build's and the update's numpy passes

@@ -49,3 +49,22 @@ async def test_a_failing_pass_fails_the_run() -> None:
 
     with pytest.raises(ZeroDivisionError):
         await sliced(failing())
+
+
+async def test_without_offload_passes_run_on_the_loop_and_slices_still_yield() -> None:
+    """A small KB's update: its numpy passes stay on the loop; its slices still let tasks in."""
+    log: list[int] = []
+    ticks: list[float] = []
+
+    async def ticker() -> None:
+        while True:
+            ticks.append(time.perf_counter())
+            await asyncio.sleep(0)
+
+    other = asyncio.create_task(ticker())
+    await asyncio.sleep(0)
+    started = time.perf_counter()
+    worker = await sliced(_steps(log, 40), slice_s=0.004, offload=False)
+    other.cancel()
+    assert worker == threading.get_ident()
+    assert sum(started < tick for tick in ticks) >= 5

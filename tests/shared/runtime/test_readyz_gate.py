@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-import httpx2
 import pytest
 
 from shared.obs.status import ServiceStatus, write_status
@@ -52,8 +51,7 @@ def test_the_gate_believes_only_a_live_processs_own_probe(tmp_path: Path, probe:
     _status(tmp_path, "extractor", me, "http://127.0.0.1:9/readyz")  # nobody listens
     pids = {"r42": me, "quiz": me, "content": me, "extractor": me, "telemetry": me, "kid": me}
     names = ["r42", "quiz", "content", "extractor", "telemetry", "kid", "r42.2"]
-    with httpx2.Client() as client:
-        ready = readyz(tmp_path, pids, names, client=client)
+    ready = readyz(tmp_path, pids, names)
     assert ready == {
         "r42": True,
         "quiz": False,  # its probe says 503 (say, its store is down)

@@ -53,3 +53,11 @@ async def test_default_store_is_a_file_in_the_data_dir(tmp_path: Path) -> None:
     store = await open_store(settings.store_url)
     await store.close()
     assert (tmp_path / "data" / "r42.db").is_file()
+
+
+def test_the_precheck_knows_the_latest_migration() -> None:
+    """`r42 up` refuses a newer store with this number, without importing the store package."""
+    from shared.store.sqlite.migrations import LATEST_VERSION
+    from shared.store.sqlite_file import SCHEMA_VERSION
+
+    assert SCHEMA_VERSION == LATEST_VERSION, "bump shared.store.sqlite_file.SCHEMA_VERSION"
