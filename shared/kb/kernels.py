@@ -119,28 +119,6 @@ def _kth_best(
 
 
 @_compiled
-def _lead(
-    doc: int, score: float, alive: np.ndarray, named: np.ndarray, lead_docs: np.ndarray,
-    lead_scores: np.ndarray,
-) -> None:  # fmt: skip
-    """A topic's score rose above the k-th best: update the k best (distinct topics)."""
-    if not alive[doc] or named[doc]:
-        return
-    k = lead_docs.shape[0]
-    at = k - 1
-    for i in range(k):
-        if lead_docs[i] == doc:
-            at = i
-            break
-    while at > 0 and lead_scores[at - 1] < score:
-        lead_docs[at] = lead_docs[at - 1]
-        lead_scores[at] = lead_scores[at - 1]
-        at -= 1
-    lead_docs[at] = doc
-    lead_scores[at] = score
-
-
-@_compiled
 def _add(
     indptr: np.ndarray, docs: np.ndarray, tf2: np.ndarray, col: int, norm: np.ndarray,
     term_weight: float, scores: np.ndarray, touched: np.ndarray, n_touched: int,
@@ -157,8 +135,20 @@ def _add(
         n_touched += score == 0.0
         score = score + term_weight * tf * (K1 + 1.0) / (tf + norm[doc])
         scores[doc] = score
-        if score > floor:
-            _lead(doc, score, alive, named, lead_docs, lead_scores)
+        if score > floor and alive[doc] and not named[doc]:
+            # The score rose above the k-th best: update the k best (distinct topics), here
+            # and not in a function (a call per posting costs more than this update).
+            at = k - 1
+            for i in range(k):
+                if lead_docs[i] == doc:
+                    at = i
+                    break
+            while at > 0 and lead_scores[at - 1] < score:
+                lead_docs[at] = lead_docs[at - 1]
+                lead_scores[at] = lead_scores[at - 1]
+                at -= 1
+            lead_docs[at] = doc
+            lead_scores[at] = score
             floor = lead_scores[k - 1]
     return n_touched
 
@@ -290,16 +280,17 @@ def search_links(
     cols, weights = cols[order], weights[order]
     link_concept, link_factor = link_concept[order], link_factor[order]
     n_slots = cols.shape[0]
+    # Without a delta segment its per-term offsets are never read: one cache miss less a term.
+    has_delta = delta_docs.shape[0] > 0
     remaining = np.zeros(n_slots + 1, dtype=np.float64)  # bound of slots i..end
     lengths = np.zeros(n_slots + 1, dtype=np.int64)  # postings of slots i..end
     for slot in range(n_slots - 1, -1, -1):
         col = cols[slot]
         bound = weights[slot] * idf[col] * (K1 + 1.0) * _BOUND_MARGIN
         remaining[slot] = remaining[slot + 1] + bound
-        lengths[slot] = (
-            lengths[slot + 1] + indptr[col + 1] - indptr[col]
-            + delta_indptr[col + 1] - delta_indptr[col]
-        )  # fmt: skip
+        lengths[slot] = lengths[slot + 1] + indptr[col + 1] - indptr[col]
+        if has_delta:
+            lengths[slot] += delta_indptr[col + 1] - delta_indptr[col]
     for i in range(named_docs.shape[0]):
         named[named_docs[i]] = True
     best = np.zeros(k, dtype=np.float64)
@@ -323,10 +314,11 @@ def search_links(
             indptr, docs, tf2, col, norm, term_weight, scores, touched, n_touched, alive,
             named, lead_docs, lead_scores,
         )  # fmt: skip
-        n_touched = _add(
-            delta_indptr, delta_docs, delta_tf2, col, norm, term_weight, scores, touched,
-            n_touched, alive, named, lead_docs, lead_scores,
-        )  # fmt: skip
+        if has_delta and delta_indptr[col + 1] > delta_indptr[col]:  # a call costs, even empty
+            n_touched = _add(
+                delta_indptr, delta_docs, delta_tf2, col, norm, term_weight, scores, touched,
+                n_touched, alive, named, lead_docs, lead_scores,
+            )  # fmt: skip
         theta = lead_scores[k - 1]
         read += lengths[slot] - lengths[slot + 1]
         slot += 1
@@ -367,10 +359,11 @@ def search_links(
             col = cols[slot]
             term_weight = weights[slot] * idf[col]
             read += _walk(indptr, docs, tf2, col, touched, n_candidates, scores, norm, term_weight)
-            read += _walk(
-                delta_indptr, delta_docs, delta_tf2, col, touched, n_candidates, scores, norm,
-                term_weight,
-            )  # fmt: skip
+            if has_delta and delta_indptr[col + 1] > delta_indptr[col]:
+                read += _walk(
+                    delta_indptr, delta_docs, delta_tf2, col, touched, n_candidates, scores,
+                    norm, term_weight,
+                )  # fmt: skip
             slot += 1
             if slot < n_slots and n_candidates > k:
                 theta = _kth_best(scores, touched, n_candidates, alive, named, k, best)
@@ -470,7 +463,7 @@ def _coverage(
         col = link_col[link]
         found[:] = -1
         _lookup(indptr, docs, tf2, col, targets, size, found)
-        if delta_indptr[col + 1] > delta_indptr[col]:
+        if delta_docs.shape[0] and delta_indptr[col + 1] > delta_indptr[col]:
             _lookup(delta_indptr, delta_docs, delta_tf2, col, targets, size, found)
         concept = link_concept[link]
         factor = link_factor[link]
