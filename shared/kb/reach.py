@@ -19,8 +19,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-_FIRST_WORDS = 256
-_FIRST_LINKS = 4096
+_FIRST_WORDS = 64
+_FIRST_LINKS = 1024
 
 
 class Terms(NamedTuple):

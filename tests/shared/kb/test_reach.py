@@ -32,7 +32,7 @@ def _check(reach: Reach, words: list[str]) -> None:
 
 def test_entries_survive_the_arrays_growing() -> None:
     reach = Reach()
-    words = [f"woord{i}" for i in range(1500)]  # past the first 256 words and 4096 terms
+    words = [f"woord{i}" for i in range(1500)]  # many times the first arrays' room
     before = reach.arrays
     assert reach.resolve(words[:10], _entry) == list(range(10))
     assert reach.resolve(words, _entry) == list(range(1500))
