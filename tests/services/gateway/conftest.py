@@ -46,7 +46,7 @@ async def gateway(settings: Settings, fake_slack: FakeSlack, unique: str) -> Asy
     try:
         yield gw
     finally:
-        await stop_all(*gw.others, gw.ctx)
+        await stop_all(gw.ctx, *gw.others)  # the gateway drains its work while owners answer
 
 
 class R42Stub:
