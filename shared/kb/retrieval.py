@@ -269,8 +269,8 @@ class RetrievalIndex:
         self._postings = postings
         self._mentions = mentions
         self._compound = CompoundIndex(self._vocab) if compound is None else compound
-        # Chat questions repeat words; a per-index cache keeps analysis and expansion off
-        # the hot path (a dict: an lru_cache of a bound method would be a reference cycle).
+        # Chat questions repeat words; a per-index table of what each word reaches keeps
+        # analysis and expansion off the hot path (shared.kb.reach; no reference back here).
         self._reach_cache = Reach()
         return self
 
