@@ -197,10 +197,10 @@ async def run(n_topics: int, batches: int) -> int:
 
 
 def line(name: str, samples: list[float], stall: float) -> None:
-    """One measured phase: chat p50/p95 and the longest stall."""
+    """One measured phase: chat p50/p95/max and the longest stall."""
     print(
         f"  {name:<24s} p50 {statistics.median(samples):6.2f} ms   p95 {pct(samples, 0.95):7.2f}"
-        f" ms   longest stall {stall:7.1f} ms  ({len(samples)} turns)"
+        f" ms   max {max(samples):7.1f} ms   longest stall {stall:7.1f} ms  ({len(samples)} turns)"
     )
 
 
