@@ -39,22 +39,6 @@ def _compiled[F: Callable[..., Any]](fn: F) -> F:
 
 
 @_compiled
-def _find(indptr: np.ndarray, docs: np.ndarray, tf2: np.ndarray, col: int, doc: int) -> int:
-    """tf2 of a topic's posting for a term (topics ascend within a term), or -1 if none."""
-    lo, hi = indptr[col], indptr[col + 1]
-    high = hi
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if docs[mid] < doc:
-            lo = mid + 1
-        else:
-            hi = mid
-    if lo < high and docs[lo] == doc:
-        return int(tf2[lo])
-    return -1
-
-
-@_compiled
 def _strongest_first(cols: np.ndarray, weights: np.ndarray, idf: np.ndarray) -> np.ndarray:
     """Slots by weight × idf, highest first, ties in slot order (a stable argsort of the
     negated products, as the numpy path sorts them)."""
@@ -135,28 +119,6 @@ def _kth_best(
 
 
 @_compiled
-def _lead(
-    doc: int, score: float, alive: np.ndarray, named: np.ndarray, lead_docs: np.ndarray,
-    lead_scores: np.ndarray,
-) -> None:  # fmt: skip
-    """A topic's score rose above the k-th best: update the k best (distinct topics)."""
-    if not alive[doc] or named[doc]:
-        return
-    k = lead_docs.shape[0]
-    at = k - 1
-    for i in range(k):
-        if lead_docs[i] == doc:
-            at = i
-            break
-    while at > 0 and lead_scores[at - 1] < score:
-        lead_docs[at] = lead_docs[at - 1]
-        lead_scores[at] = lead_scores[at - 1]
-        at -= 1
-    lead_docs[at] = doc
-    lead_scores[at] = score
-
-
-@_compiled
 def _add(
     indptr: np.ndarray, docs: np.ndarray, tf2: np.ndarray, col: int, norm: np.ndarray,
     term_weight: float, scores: np.ndarray, touched: np.ndarray, n_touched: int,
@@ -173,8 +135,20 @@ def _add(
         n_touched += score == 0.0
         score = score + term_weight * tf * (K1 + 1.0) / (tf + norm[doc])
         scores[doc] = score
-        if score > floor:
-            _lead(doc, score, alive, named, lead_docs, lead_scores)
+        if score > floor and alive[doc] and not named[doc]:
+            # The score rose above the k-th best: update the k best (distinct topics), here
+            # and not in a function (a call per posting costs more than this update).
+            at = k - 1
+            for i in range(k):
+                if lead_docs[i] == doc:
+                    at = i
+                    break
+            while at > 0 and lead_scores[at - 1] < score:
+                lead_docs[at] = lead_docs[at - 1]
+                lead_scores[at] = lead_scores[at - 1]
+                at -= 1
+            lead_docs[at] = doc
+            lead_scores[at] = score
             floor = lead_scores[k - 1]
     return n_touched
 
@@ -216,7 +190,74 @@ def _keep_reachable(
 
 
 @_compiled
+def _links(
+    reach_indptr: np.ndarray, reach_cols: np.ndarray, reach_factors: np.ndarray,
+    reach_weight: np.ndarray, words: np.ndarray, word_tf: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """A question's term links from its words' entries (shared.kb.reach.terms_of, compiled):
+    cols, weights, word number, factors, and each word's weight."""
+    n_words = words.shape[0]
+    n_links = 0
+    for i in range(n_words):
+        n_links += reach_indptr[words[i] + 1] - reach_indptr[words[i]]
+    cols = np.empty(n_links, dtype=np.int64)
+    weights = np.empty(n_links, dtype=np.float64)
+    concept = np.empty(n_links, dtype=np.int64)
+    factors = np.empty(n_links, dtype=np.float64)
+    concept_weight = np.empty(n_words, dtype=np.float64)
+    cap = 0.0  # the highest weight of a word the KB uses
+    unknown = False
+    at = 0
+    for i in range(n_words):
+        entry = words[i]
+        tf = word_tf[i] if word_tf.shape[0] else 1.0
+        lo, hi = reach_indptr[entry], reach_indptr[entry + 1]
+        for j in range(lo, hi):
+            factor = reach_factors[j]
+            cols[at] = reach_cols[j]
+            factors[at] = factor
+            weights[at] = factor * tf
+            concept[at] = i
+            at += 1
+        weight = reach_weight[entry] * tf
+        concept_weight[i] = weight
+        if hi > lo:
+            cap = max(cap, weight)
+        else:
+            unknown = True
+    if unknown and n_links:
+        for i in range(n_words):
+            entry = words[i]
+            if reach_indptr[entry + 1] == reach_indptr[entry]:
+                concept_weight[i] = min(concept_weight[i], cap)
+    return cols, weights, concept, factors, concept_weight
+
+
+@_compiled
 def search(
+    indptr: np.ndarray, docs: np.ndarray, tf2: np.ndarray, idf: np.ndarray, norm: np.ndarray,
+    delta_indptr: np.ndarray, delta_docs: np.ndarray, delta_tf2: np.ndarray,
+    alive: np.ndarray, reach_indptr: np.ndarray, reach_cols: np.ndarray,
+    reach_factors: np.ndarray, reach_weight: np.ndarray, words: np.ndarray,
+    word_tf: np.ndarray, rank: np.ndarray, named_docs: np.ndarray, k: int,
+    scores: np.ndarray, touched: np.ndarray, named: np.ndarray, out: np.ndarray,
+    out_named: np.ndarray,
+) -> int:  # fmt: skip
+    """search_links for a question given as its distinct words' entry numbers in a
+    shared.kb.reach table and their repetition weights (or none: all 1): the links are
+    expanded here, so a search builds no per-query arrays of terms in Python."""
+    cols, weights, link_concept, link_factor, concept_weight = _links(
+        reach_indptr, reach_cols, reach_factors, reach_weight, words, word_tf
+    )
+    return search_links(
+        indptr, docs, tf2, idf, norm, delta_indptr, delta_docs, delta_tf2, alive, cols,
+        weights, link_concept, link_factor, concept_weight, rank, named_docs, k, scores,
+        touched, named, out, out_named,
+    )  # fmt: skip
+
+
+@_compiled
+def search_links(
     indptr: np.ndarray, docs: np.ndarray, tf2: np.ndarray, idf: np.ndarray, norm: np.ndarray,
     delta_indptr: np.ndarray, delta_docs: np.ndarray, delta_tf2: np.ndarray,
     alive: np.ndarray, cols: np.ndarray, weights: np.ndarray, link_concept: np.ndarray,
@@ -239,16 +280,17 @@ def search(
     cols, weights = cols[order], weights[order]
     link_concept, link_factor = link_concept[order], link_factor[order]
     n_slots = cols.shape[0]
+    # Without a delta segment its per-term offsets are never read: one cache miss less a term.
+    has_delta = delta_docs.shape[0] > 0
     remaining = np.zeros(n_slots + 1, dtype=np.float64)  # bound of slots i..end
     lengths = np.zeros(n_slots + 1, dtype=np.int64)  # postings of slots i..end
     for slot in range(n_slots - 1, -1, -1):
         col = cols[slot]
         bound = weights[slot] * idf[col] * (K1 + 1.0) * _BOUND_MARGIN
         remaining[slot] = remaining[slot + 1] + bound
-        lengths[slot] = (
-            lengths[slot + 1] + indptr[col + 1] - indptr[col]
-            + delta_indptr[col + 1] - delta_indptr[col]
-        )  # fmt: skip
+        lengths[slot] = lengths[slot + 1] + indptr[col + 1] - indptr[col]
+        if has_delta:
+            lengths[slot] += delta_indptr[col + 1] - delta_indptr[col]
     for i in range(named_docs.shape[0]):
         named[named_docs[i]] = True
     best = np.zeros(k, dtype=np.float64)
@@ -272,10 +314,11 @@ def search(
             indptr, docs, tf2, col, norm, term_weight, scores, touched, n_touched, alive,
             named, lead_docs, lead_scores,
         )  # fmt: skip
-        n_touched = _add(
-            delta_indptr, delta_docs, delta_tf2, col, norm, term_weight, scores, touched,
-            n_touched, alive, named, lead_docs, lead_scores,
-        )  # fmt: skip
+        if has_delta and delta_indptr[col + 1] > delta_indptr[col]:  # a call costs, even empty
+            n_touched = _add(
+                delta_indptr, delta_docs, delta_tf2, col, norm, term_weight, scores, touched,
+                n_touched, alive, named, lead_docs, lead_scores,
+            )  # fmt: skip
         theta = lead_scores[k - 1]
         read += lengths[slot] - lengths[slot + 1]
         slot += 1
@@ -316,10 +359,11 @@ def search(
             col = cols[slot]
             term_weight = weights[slot] * idf[col]
             read += _walk(indptr, docs, tf2, col, touched, n_candidates, scores, norm, term_weight)
-            read += _walk(
-                delta_indptr, delta_docs, delta_tf2, col, touched, n_candidates, scores, norm,
-                term_weight,
-            )  # fmt: skip
+            if has_delta and delta_indptr[col + 1] > delta_indptr[col]:
+                read += _walk(
+                    delta_indptr, delta_docs, delta_tf2, col, touched, n_candidates, scores,
+                    norm, term_weight,
+                )  # fmt: skip
             slot += 1
             if slot < n_slots and n_candidates > k:
                 theta = _kth_best(scores, touched, n_candidates, alive, named, k, best)
@@ -369,6 +413,37 @@ def search(
 
 
 @_compiled
+def _lookup(
+    indptr: np.ndarray, docs: np.ndarray, tf2: np.ndarray, col: int, targets: np.ndarray,
+    n: int, found: np.ndarray,
+) -> None:  # fmt: skip
+    """found[i] = tf2 of targets[i] (ascending topics) in a term's postings, where it has
+    one (left as is elsewhere). Galloping from the last place, as _walk does."""
+    at, end = indptr[col], indptr[col + 1]
+    for i in range(n):
+        if at >= end:
+            break
+        doc = targets[i]
+        if docs[at] < doc:
+            low, step = at, 1
+            high = at + 1
+            while high < end and docs[high] < doc:
+                low = high
+                step *= 2
+                high = low + step
+            high = min(high, end)
+            at = low + 1
+            while at < high:
+                mid = (at + high) // 2
+                if docs[mid] < doc:
+                    at = mid + 1
+                else:
+                    high = mid
+        if at < end and docs[at] == doc:
+            found[i] = tf2[at]
+
+
+@_compiled
 def _coverage(
     indptr: np.ndarray, docs: np.ndarray, tf2: np.ndarray, delta_indptr: np.ndarray,
     delta_docs: np.ndarray, delta_tf2: np.ndarray, top: np.ndarray, size: int,
@@ -380,16 +455,24 @@ def _coverage(
     n_concepts = concept_weight.shape[0]
     best = np.zeros((n_concepts, size), dtype=np.float64)
     most = np.zeros(size, dtype=np.int64)
+    # The top topics in ascending order (and their places): one galloping pass per term.
+    order = np.argsort(top[:size])
+    targets = top[:size][order]
+    found = np.empty(size, dtype=np.int64)
     for link in range(link_col.shape[0]):
         col = link_col[link]
-        for j in range(size):
-            tf = _find(indptr, docs, tf2, col, top[j])
-            if tf < 0:
-                tf = _find(delta_indptr, delta_docs, delta_tf2, col, top[j])
+        found[:] = -1
+        _lookup(indptr, docs, tf2, col, targets, size, found)
+        if delta_docs.shape[0] and delta_indptr[col + 1] > delta_indptr[col]:
+            _lookup(delta_indptr, delta_docs, delta_tf2, col, targets, size, found)
+        concept = link_concept[link]
+        factor = link_factor[link]
+        for i in range(size):
+            tf = found[i]
             if tf >= 0:
-                concept = link_concept[link]
-                if link_factor[link] > best[concept, j]:
-                    best[concept, j] = link_factor[link]
+                j = order[i]
+                if factor > best[concept, j]:
+                    best[concept, j] = factor
                 if tf > most[j]:
                     most[j] = tf
     total = 0.0

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import bisect
 import itertools
-import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -18,12 +17,14 @@ from typing import NamedTuple
 
 import numpy as np
 
+from shared.kb import scoring
 from shared.kb.analysis import Analyzer
 from shared.kb.compound import MAX_EXPANSIONS, CompoundIndex
 from shared.kb.corpus import analysing, counting_words, linking, term_matrix_steps
 from shared.kb.models import KbInputError, TopicLike, kb_hash_of_sorted
 from shared.kb.overlay import Layered
 from shared.kb.postings import Postings
+from shared.kb.reach import Reach, Terms, terms_of, word_counts
 from shared.kb.scoring import TF_SCALE
 from shared.kb.steps import Steps, run_steps
 from shared.kb.tokens import content_words, tokenize
@@ -146,7 +147,7 @@ class RetrievalIndex:
     _analyzer: Analyzer
     _compound: CompoundIndex
     _compound_weight: float
-    _reach_cache: dict[str, tuple[tuple[int, ...], tuple[float, ...], float]]
+    _reach_cache: Reach
     _fingerprint: str
     _ids: list[str]
     _lineage: Vocabulary
@@ -268,9 +269,9 @@ class RetrievalIndex:
         self._postings = postings
         self._mentions = mentions
         self._compound = CompoundIndex(self._vocab) if compound is None else compound
-        # Chat questions repeat words; a per-index cache keeps analysis and expansion off
-        # the hot path (a dict: an lru_cache of a bound method would be a reference cycle).
-        self._reach_cache = {}
+        # Chat questions repeat words; a per-index table of what each word reaches keeps
+        # analysis and expansion off the hot path (shared.kb.reach; no reference back here).
+        self._reach_cache = Reach()
         return self
 
     def updated(
@@ -463,14 +464,12 @@ class RetrievalIndex:
             found[term] = found.get(term, 0.0) + weight
         return found
 
-    def _reached(self, token: str) -> tuple[tuple[int, ...], tuple[float, ...], float]:
-        found = self._reach_cache.get(token)
-        if found is None:
-            found = self._reach(token)
-            if len(self._reach_cache) >= EXPANSION_CACHE:
-                self._reach_cache.clear()
-            self._reach_cache[token] = found
-        return found
+    def _reaching(self) -> Reach:
+        """This index's table of what query words reach (a fresh one once it is full)."""
+        reach = self._reach_cache
+        if len(reach) >= EXPANSION_CACHE:
+            reach = self._reach_cache = Reach()
+        return reach
 
     def _reach(self, token: str) -> tuple[tuple[int, ...], tuple[float, ...], float]:
         """The terms one query word reaches, their factors, and the word's own weight (idf)."""
@@ -511,44 +510,12 @@ class RetrievalIndex:
             weight = self._postings.unknown_idf()
         return tuple(reached), tuple(reached.values()), weight
 
-    def _query(self, tokens: list[str]) -> _QueryTerms:
+    def _query(self, tokens: list[str]) -> Terms:
         """A query's term links: each word's reached terms, weighted by its repetition."""
-        cols: list[int] = []
-        factors: list[float] = []
-        weights: list[float] = []
-        concept: list[int] = []
-        concept_weight: list[float] = []
-        unknown: list[int] = []  # words the KB never uses
-        cap = 0.0  # the highest weight of a word it does use
-        counts = dict.fromkeys(tokens, 0)  # a Counter costs more on a handful of words
-        for token in tokens:
-            counts[token] += 1
-        for number, (token, count) in enumerate(counts.items()):
-            reached, reached_factors, weight = self._reached(token)
-            cols += reached
-            factors += reached_factors
-            if count == 1:
-                weights += reached_factors
-            else:
-                tf = 1.0 + math.log(count)
-                weights += [factor * tf for factor in reached_factors]
-                weight *= tf
-            concept += [number] * len(reached)
-            concept_weight.append(weight)
-            if reached:
-                cap = max(cap, weight)
-            else:
-                unknown.append(number)
-        # A word the KB never uses counts as much as the question's most specific KB word,
-        # not more: in a small KB every shared word is common and would drown otherwise.
-        if unknown and cols:
-            for number in unknown:
-                concept_weight[number] = min(concept_weight[number], cap)
-        # Two arrays cut in views, not five: building an array costs more than cutting one.
-        n = len(cols)
-        whole = np.array(cols + concept, dtype=np.int64)
-        real = np.array(weights + factors + concept_weight, dtype=np.float64)
-        return _QueryTerms(whole[:n], real[:n], whole[n:], real[n : 2 * n], real[2 * n :])
+        distinct, word_tf = word_counts(tokens)
+        reach = self._reaching()
+        numbers = reach.resolve(distinct, self._reach)
+        return terms_of(reach.arrays, numbers, word_tf)
 
     def search(self, query: str, *, k: int = DEFAULT_K) -> list[Hit]:
         """Top-k topics for a query; topics named verbatim come first and always count."""
@@ -563,24 +530,37 @@ class RetrievalIndex:
             named = np.array(sorted(d for d in mentioned if alive[d]), dtype=np.int64)
         else:
             named = _NO_TOPICS
-        terms = self._query(content_words(words))
+        distinct, word_tf = word_counts(content_words(words))
+        reach = self._reaching()
+        numbers = reach.resolve(distinct, self._reach)
         want = max(k - len(named), 0)
-        ranked = self._postings.search(
-            (terms.cols, terms.weights, terms.concept, terms.factors), terms.concept_weight,
-            self._rank, named, max(want, 1),
-        )  # fmt: skip
+        postings = self._postings
+        if postings.n_docs >= scoring.NUMBA_MIN_TOPICS:
+            entries = np.array(numbers, dtype=np.int64)
+            ranked = scoring.search_words(
+                postings, reach.arrays, entries, word_tf, self._rank, named, max(want, 1)
+            )
+        else:
+            terms = terms_of(reach.arrays, numbers, word_tf)
+            ranked = postings.search(
+                (terms.cols, terms.weights, terms.concept, terms.factors),
+                terms.concept_weight, self._rank, named, max(want, 1),
+            )  # fmt: skip
         ids = self._ids
         hits: list[Hit] = []
         if len(named):
-            rank = self._rank
-            listed = sorted(
-                zip(named.tolist(), ranked.named_scores, strict=True),
-                key=lambda pair: (-pair[1], rank[pair[0]]),
-            )
-            hits = [Hit(ids[d], s, True) for d, s in listed]
+            docs, scores = named.tolist(), ranked.named_scores
+            if len(docs) > 1:
+                ranks = self._rank[named].tolist()
+                order = sorted(range(len(docs)), key=lambda i: (-scores[i], ranks[i]))
+                docs, scores = [docs[i] for i in order], [scores[i] for i in order]
+            hits = [
+                tuple.__new__(Hit, (ids[d], s, True, 1.0, True))
+                for d, s in zip(docs, scores, strict=True)
+            ]
         if not want or not ranked.docs:
             return hits
-        one_word = len(terms.concept_weight) == 1
+        one_word = len(distinct) == 1
         prominent = PROMINENT_TF * TF_SCALE
         # tuple.__new__ with every field: a third cheaper than Hit(...), on every search.
         hits += [
@@ -591,16 +571,6 @@ class RetrievalIndex:
             )
         ]  # fmt: skip
         return hits
-
-
-class _QueryTerms(NamedTuple):
-    """One query's links word → term: term, score weight, word number, match factor."""
-
-    cols: np.ndarray
-    weights: np.ndarray
-    concept: np.ndarray
-    factors: np.ndarray
-    concept_weight: np.ndarray  # per word
 
 
 class IndexCache:

@@ -18,6 +18,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from shared.kb.postings import Postings
+    from shared.kb.reach import Packed
 
 K1, B = 1.2, 0.75
 TF_SCALE = 2.0
@@ -82,16 +83,12 @@ def search(
         scores, touched, flags, out = _buffers(p.n_docs, k)
         named_out = np.empty(len(named), dtype=np.float64) if len(named) else _NO_SCORES
         d_indptr, d_docs, d_tf2 = p.delta
-        size = compiled().search(
+        size = compiled().search_links(
             p.indptr, p.docs, p.tf2, p.idf, p.norm, d_indptr, d_docs, d_tf2, p.alive,
             cols, weights, concept, factors, concept_weight, rank, named, k,
             scores, touched, flags, out, named_out,
         )  # fmt: skip
-        docs, top_scores, share, matched, most = out[:5, :size].tolist()
-        return Ranked(
-            [int(d) for d in docs], top_scores, share, matched, most, named_out.tolist(),
-            int(out[5, 0]),
-        )  # fmt: skip
+        return _unpacked(out, size, named_out)
     if len(cols) > 1:
         order = np.argsort(-(weights * p.idf[cols]), kind="stable")
         cols, weights = cols[order], weights[order]
@@ -107,6 +104,31 @@ def search(
     return Ranked(
         top.tolist(), top_scores.tolist(), share.tolist(), matched.tolist(), most.tolist(),
         named_scores.tolist(), read,
+    )  # fmt: skip
+
+
+def search_words(
+    p: Postings, reach: Packed, words: np.ndarray, word_tf: np.ndarray, rank: np.ndarray,
+    named: np.ndarray, k: int,
+) -> Ranked:  # fmt: skip
+    """`search` for a question given as its distinct words' entries in a reach table
+    (shared.kb.reach), on the compiled path: the kernel expands the words' term links."""
+    scores, touched, flags, out = _buffers(p.n_docs, k)
+    named_out = np.empty(len(named), dtype=np.float64) if len(named) else _NO_SCORES
+    d_indptr, d_docs, d_tf2 = p.delta
+    size = compiled().search(
+        p.indptr, p.docs, p.tf2, p.idf, p.norm, d_indptr, d_docs, d_tf2, p.alive,
+        reach.indptr, reach.cols, reach.factors, reach.weight, words, word_tf, rank, named, k,
+        scores, touched, flags, out, named_out,
+    )  # fmt: skip
+    return _unpacked(out, size, named_out)
+
+
+def _unpacked(out: np.ndarray, size: int, named_out: np.ndarray) -> Ranked:
+    docs, top_scores, share, matched, most = out[:5, :size].tolist()
+    return Ranked(
+        [int(d) for d in docs], top_scores, share, matched, most, named_out.tolist(),
+        int(out[5, 0]),
     )  # fmt: skip
 
 

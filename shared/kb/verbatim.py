@@ -101,8 +101,9 @@ class Mentions:
         if not self._keys:
             return set()
         first, firsts, lengths = self._first, self._firsts, self._lengths
+        keys, docs = self._keys, self._docs
         n = len(words)
-        probes: list[int] = []
+        found: set[int] = set()
         for start, word in enumerate(words):
             starts = first.get(word)
             if starts is None:
@@ -110,17 +111,17 @@ class Mentions:
                 if len(first) >= FIRST_CACHE:
                     first.clear()
                 first[word] = starts
-            if starts:
-                probes.extend(
-                    hash(words[start : start + size]) for size in lengths if start + size <= n
-                )
-        found: set[int] = set()
-        keys, docs = self._keys, self._docs
-        for probe in probes:
-            at = bisect.bisect_left(keys, probe)
-            while at < len(keys) and keys[at] == probe:
-                found.add(docs[at])
-                at += 1
+            if not starts:
+                continue
+            for size in lengths:  # ascending
+                end = start + size
+                if end > n:
+                    break
+                probe = hash(words[start:end])
+                at = bisect.bisect_left(keys, probe)
+                while at < len(keys) and keys[at] == probe:
+                    found.add(docs[at])
+                    at += 1
         return found
 
     def spliced(self, keep: np.ndarray, added: Mentions) -> Mentions:
