@@ -58,6 +58,31 @@ def _strongest_first(cols: np.ndarray, weights: np.ndarray, idf: np.ndarray) -> 
 
 
 @_compiled
+def _gallop(docs: np.ndarray, at: int, end: int, doc: int) -> tuple[int, int]:
+    """The first place in docs[at:end] (one term's ascending postings, at < end) holding
+    `doc` or a later topic, and the postings probed: doubling steps, then halving."""
+    probed = 0
+    if docs[at] < doc:
+        low, step = at, 1
+        high = at + 1
+        while high < end and docs[high] < doc:
+            low = high
+            step *= 2
+            high = low + step
+            probed += 1
+        high = min(high, end)
+        at = low + 1
+        while at < high:
+            mid = (at + high) // 2
+            probed += 1
+            if docs[mid] < doc:
+                at = mid + 1
+            else:
+                high = mid
+    return at, probed
+
+
+@_compiled
 def _walk(
     indptr: np.ndarray, docs: np.ndarray, tf2: np.ndarray, col: int, candidates: np.ndarray,
     n: int, scores: np.ndarray, norm: np.ndarray, term_weight: float,
@@ -70,24 +95,8 @@ def _walk(
         if at >= end:
             break
         doc = candidates[i]
-        if docs[at] < doc:
-            low, step = at, 1
-            high = at + 1
-            while high < end and docs[high] < doc:
-                low = high
-                step *= 2
-                high = low + step
-                probed += 1
-            high = min(high, end)
-            at = low + 1
-            while at < high:
-                mid = (at + high) // 2
-                probed += 1
-                if docs[mid] < doc:
-                    at = mid + 1
-                else:
-                    high = mid
-        probed += 1
+        at, probes = _gallop(docs, at, end, doc)
+        probed += probes + 1
         if at < end and docs[at] == doc:
             tf = tf2[at] / TF_SCALE
             scores[doc] += term_weight * tf * (K1 + 1.0) / (tf + norm[doc])
@@ -424,21 +433,7 @@ def _lookup(
         if at >= end:
             break
         doc = targets[i]
-        if docs[at] < doc:
-            low, step = at, 1
-            high = at + 1
-            while high < end and docs[high] < doc:
-                low = high
-                step *= 2
-                high = low + step
-            high = min(high, end)
-            at = low + 1
-            while at < high:
-                mid = (at + high) // 2
-                if docs[mid] < doc:
-                    at = mid + 1
-                else:
-                    high = mid
+        at = _gallop(docs, at, end, doc)[0]
         if at < end and docs[at] == doc:
             found[i] = tf2[at]
 

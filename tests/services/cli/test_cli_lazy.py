@@ -41,9 +41,14 @@ def test_the_version_flag_loads_neither_the_bus_nor_the_knowledge_base() -> None
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "print(sorted(m for m in ('shared.bus', 'shared.kb', 'nats', 'numba') if m in sys.modules))"
     )
+    assert _loaded_by(probe) == "[]"
+
+
+def _loaded_by(probe: str) -> str:
+    """The last line a probe script prints in a fresh interpreter (which modules it saw)."""
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
-    assert run.stdout.splitlines()[-1] == "[]"
+    return run.stdout.splitlines()[-1]
 
 
 def test_the_console_script_decides_on_the_fork_server_before_any_library_loads() -> None:
@@ -58,6 +63,4 @@ def test_the_console_script_decides_on_the_fork_server_before_any_library_loads(
         "print(sorted(m for m in ('typer', 'click', 'rich', 'pydantic', 'shared.config')"
         " if m in sys.modules))"
     )
-    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
-    assert run.returncode == 0, run.stderr
-    assert run.stdout.splitlines()[-1] == "[]"
+    assert _loaded_by(probe) == "[]"

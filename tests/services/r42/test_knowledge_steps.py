@@ -21,8 +21,8 @@ def _steps(log: list[int], slices: int) -> Steps[int]:
     return worker
 
 
-async def test_slices_let_other_tasks_in_and_passes_leave_the_loop() -> None:
-    log: list[int] = []
+async def _beside_a_ticker(log: list[int], *, offload: bool) -> tuple[int, int]:
+    """Run 40 ms of slices beside a task that ticks whenever it runs: (worker, ticks meanwhile)."""
     ticks: list[float] = []
 
     async def ticker() -> None:
@@ -33,12 +33,18 @@ async def test_slices_let_other_tasks_in_and_passes_leave_the_loop() -> None:
     other = asyncio.create_task(ticker())
     await asyncio.sleep(0)
     started = time.perf_counter()
-    worker = await sliced(_steps(log, 40), slice_s=0.004)
+    worker = await sliced(_steps(log, 40), slice_s=0.004, offload=offload)
     other.cancel()
+    return worker, sum(started < tick for tick in ticks)
+
+
+async def test_slices_let_other_tasks_in_and_passes_leave_the_loop() -> None:
+    log: list[int] = []
+    worker, ticks = await _beside_a_ticker(log, offload=True)
     loop_thread = threading.get_ident()
     assert worker != loop_thread and log == [loop_thread] * 40
     # 40 ms of slices, the loop let go about every 4 ms: other tasks ran in between.
-    assert sum(started < tick for tick in ticks) >= 5
+    assert ticks >= 5
     assert run_steps(_steps([], 2)) == loop_thread  # run_steps: everything here
 
 
@@ -53,18 +59,6 @@ async def test_a_failing_pass_fails_the_run() -> None:
 
 async def test_without_offload_passes_run_on_the_loop_and_slices_still_yield() -> None:
     """A small KB's update: its numpy passes stay on the loop; its slices still let tasks in."""
-    log: list[int] = []
-    ticks: list[float] = []
-
-    async def ticker() -> None:
-        while True:
-            ticks.append(time.perf_counter())
-            await asyncio.sleep(0)
-
-    other = asyncio.create_task(ticker())
-    await asyncio.sleep(0)
-    started = time.perf_counter()
-    worker = await sliced(_steps(log, 40), slice_s=0.004, offload=False)
-    other.cancel()
+    worker, ticks = await _beside_a_ticker([], offload=False)
     assert worker == threading.get_ident()
-    assert sum(started < tick for tick in ticks) >= 5
+    assert ticks >= 5
