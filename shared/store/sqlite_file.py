@@ -33,17 +33,41 @@ def sqlite_path(url: str) -> str:
     return "/" + path.lstrip("/")
 
 
-def check_sqlite_file(path: str, *, timeout_s: float = 10.0) -> None:
-    """Raise StoreCorruptError or StoreUnavailableError when the store at `path` cannot open."""
-    if path == MEMORY:
-        return
+def prepare_file(path: str, label: str) -> None:
+    """Make the folders of a store file; StoreCorruptError when they cannot be, or it is one."""
     file = Path(path)
     try:
         file.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise StoreCorruptError(f"cannot create the data dir {file.parent}: {exc}") from None
+        raise StoreCorruptError(f"cannot create the data dir {file.parent}: {exc}") from exc
     if file.is_dir():
-        raise StoreCorruptError(f"{path} cannot be read: it is a directory")
+        raise StoreCorruptError(f"{label} cannot be read: it is a directory")
+
+
+def current_version(conn: sqlite3.Connection) -> int:
+    """The applied schema version (0 for a fresh or legacy file)."""
+    exists = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+    ).fetchone()
+    if not exists:
+        return 0
+    row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
+    return int(row[0] or 0)
+
+
+def newer_schema(version: int, latest: int) -> str:
+    """What a store whose schema is newer than this R42 is told."""
+    return (
+        f"the store is at schema version {version}, newer than this R42 understands "
+        f"({latest}); upgrade R42"
+    )
+
+
+def check_sqlite_file(path: str, *, timeout_s: float = 10.0) -> None:
+    """Raise StoreCorruptError or StoreUnavailableError when the store at `path` cannot open."""
+    if path == MEMORY:
+        return
+    prepare_file(path, path)
     try:
         conn = sqlite3.connect(path, timeout=timeout_s, isolation_level=None)
     except sqlite3.Error as exc:
@@ -58,19 +82,11 @@ def _check(conn: sqlite3.Connection, path: str) -> None:
     try:
         # A foreign or corrupt file fails on its first read of the schema.
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        known = conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
-        ).fetchone()
-        version = (
-            conn.execute("SELECT max(version) FROM schema_version").fetchone() if known else None
-        )
+        version = current_version(conn)
     except sqlite3.DatabaseError as exc:
         raise StoreCorruptError(f"{path} cannot be read: {exc}") from None
-    if version is not None and int(version[0] or 0) > SCHEMA_VERSION:
-        raise StoreCorruptError(
-            f"the store is at schema version {version[0]}, newer than this R42 understands "
-            f"({SCHEMA_VERSION}); upgrade R42"
-        )
+    if version > SCHEMA_VERSION:
+        raise StoreCorruptError(newer_schema(version, SCHEMA_VERSION))
     try:  # the write lock every service's first write takes
         conn.execute("BEGIN IMMEDIATE")
         conn.execute("ROLLBACK")

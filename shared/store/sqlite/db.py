@@ -12,7 +12,6 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from functools import partial
-from pathlib import Path
 from typing import Any, TypeVar
 
 from shared.errors import (
@@ -23,6 +22,7 @@ from shared.errors import (
     StoreUnavailableError,
 )
 from shared.store._common import normalise_time
+from shared.store.sqlite_file import prepare_file
 
 T = TypeVar("T")
 
@@ -103,13 +103,7 @@ class SqliteDb:
 
     def _connect(self) -> None:
         if self.path != MEMORY:
-            parent = Path(self.path).parent
-            try:
-                parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise StoreCorruptError(f"cannot create the data dir {parent}: {exc}") from exc
-            if Path(self.path).is_dir():
-                raise StoreCorruptError(f"{self.label} cannot be read: it is a directory")
+            prepare_file(self.path, self.label)
         conn = sqlite3.connect(
             self.path,
             timeout=self.busy_timeout_s,

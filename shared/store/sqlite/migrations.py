@@ -23,6 +23,7 @@ from shared.store.sqlite.migrate_state import move_settings, provenance_tables, 
 from shared.store.sqlite.pending import pending_tables
 from shared.store.sqlite.tombstones import tombstone_table
 from shared.store.sqlite.turns import turns_kb_miss
+from shared.store.sqlite_file import current_version, newer_schema
 
 _BASE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS topics (
@@ -254,17 +255,6 @@ MIGRATIONS: tuple[Migration, ...] = (
 LATEST_VERSION = MIGRATIONS[-1].version
 
 
-def current_version(conn: sqlite3.Connection) -> int:
-    """The applied schema version (0 for a fresh or legacy file)."""
-    exists = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
-    ).fetchone()
-    if not exists:
-        return 0
-    row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
-    return int(row[0] or 0)
-
-
 def migrate(conn: sqlite3.Connection) -> list[int]:
     """Apply pending migrations inside the caller's write transaction; returns versions applied."""
     conn.execute(
@@ -273,10 +263,7 @@ def migrate(conn: sqlite3.Connection) -> list[int]:
     )
     version = current_version(conn)
     if version > LATEST_VERSION:
-        raise StoreError(
-            f"the store is at schema version {version}, newer than this R42 understands "
-            f"({LATEST_VERSION}); upgrade R42"
-        )
+        raise StoreError(newer_schema(version, LATEST_VERSION))
     recorded = {int(r[0]) for r in conn.execute("SELECT version FROM schema_version")}
     applied: list[int] = []
     for migration in MIGRATIONS:

@@ -13,7 +13,7 @@ from shared.store.sqlite.content import SqliteContent, SqliteQuizBanks
 from shared.store.sqlite.db import SqliteDb
 from shared.store.sqlite.kb import SqliteRelations, SqliteTopics, apply_changes
 from shared.store.sqlite.leases import SqliteIdempotency, SqliteLocks
-from shared.store.sqlite.migrations import current_version, migrate
+from shared.store.sqlite.migrations import migrate
 from shared.store.sqlite.ops import SqliteCurriculum, SqliteHandbookSync, SqliteLlmCalls
 from shared.store.sqlite.pending import SqlitePendingMerges
 from shared.store.sqlite.provenance import SqliteCuration, SqliteProvenance
@@ -31,6 +31,7 @@ from shared.store.sqlite.state import SqliteCustomTopics, SqliteFlags, SqliteMer
 from shared.store.sqlite.tombstones import SqliteTombstones
 from shared.store.sqlite.turns import SqliteTurns
 from shared.store.sqlite.undo import SqliteChangeLog, log_before_image
+from shared.store.sqlite_file import current_version
 
 
 class SqliteStore:
