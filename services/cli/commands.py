@@ -38,6 +38,12 @@ def modules_for(argv: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(m for mods in COMMAND_MODULES.values() for m in mods))
 
 
-def wants_fork_server(argv: list[str]) -> bool:
-    """`r42 up` (not its help): its fork server should start before anything else loads."""
-    return modules_for(argv) == COMMAND_MODULES["up"] and not {"--help", "-h"} & set(argv)
+def start_fork_server_early(argv: list[str]) -> None:
+    """For `r42 up` (not its help): start its fork server before anything else loads."""
+    if modules_for(argv) == COMMAND_MODULES["up"] and not {"--help", "-h"} & set(argv):
+        import os
+        import sys
+
+        from shared.runtime.forking import start_early
+
+        start_early(os.environ, python=sys.executable)

@@ -6,18 +6,14 @@ its own; the ~0.1 s the command line library takes to load is then not spent bef
 
 from __future__ import annotations
 
-import os
 import sys
 
-from services.cli.commands import wants_fork_server
+from services.cli.commands import start_fork_server_early
 
 
 def main() -> None:
     """Start `r42 up`'s fork server if that is the command, then run the CLI."""
-    if wants_fork_server([arg for arg in sys.argv[1:] if arg != "--debug"]):
-        from shared.runtime.forking import start_early
-
-        start_early(os.environ, python=sys.executable)
+    start_fork_server_early(sys.argv[1:])
     from services.cli.main import main as run
 
     run()

@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from services.cli.commands import COMMAND_MODULES as COMMAND_MODULES
-from services.cli.commands import modules_for, wants_fork_server
+from services.cli.commands import modules_for, start_fork_server_early
 
 
 def build_app(argv: list[str] | None = None) -> typer.Typer:
@@ -113,12 +113,9 @@ def quiet_logging(argv: list[str]) -> list[str]:
 def main() -> None:
     """Run the CLI."""
     argv = quiet_logging(sys.argv[1:])
-    if wants_fork_server(argv):
-        # Its services' common imports run in the fork server while this process imports
-        # (started already when the `r42` script came in through services.cli.entry).
-        from shared.runtime.forking import start_early
-
-        start_early(os.environ, python=sys.executable)
+    # Its services' common imports run in the fork server while this process imports (a
+    # no-op when the `r42` script came in through services.cli.entry, which started it).
+    start_fork_server_early(argv)
     stdout, fd = sys.stdout, sys.stdout.fileno()
     was_devnull = _is_devnull(fd)
     try:
