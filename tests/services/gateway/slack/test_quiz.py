@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 from services.gateway.slack import ids
@@ -32,6 +33,7 @@ class QuizStub:
 
     def __init__(self) -> None:
         self.answered: list[QuizAnswered] = []
+        self.got_answer = asyncio.Event()  # set at the first quiz.answered delivered
         self.ctx: ServiceContext | None = None
 
     async def publish(self, event) -> None:
@@ -64,6 +66,7 @@ class QuizStub:
     async def on_answered(self, event: QuizAnswered) -> None:
         assert self.ctx is not None
         self.answered.append(event)
+        self.got_answer.set()
         correct = event.choice_index == RIGHT
         result = await self.ctx.store.quiz_attempts.record_answer(
             event.attempt_id,

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from shared.bus import QuizAnswered, QuizRequested
+import asyncio
+
+from shared.bus import (
+    QuizAnswered,
+    QuizRequested,
+    jetstream,
+    ns_stream,
+    ns_subject,
+    stream_for_subject,
+)
 from shared.config import build_settings
 from shared.runtime.service import ServiceContext, Subscription
 from shared.store import QuizAttempt
@@ -37,6 +46,13 @@ def execute_actions(call: Recorded) -> list[dict]:
 
     walk(call.cards)
     return found
+
+
+async def stored_count(teams: Teams, subject: str) -> int:
+    """Messages JetStream holds on a subject of the test's namespace."""
+    stream = ns_stream(stream_for_subject(subject).name, teams.namespace)
+    info = await jetstream(teams.ctx.broker).stream_info(stream, subjects_filter=">")
+    return (info.state.subjects or {}).get(ns_subject(subject, teams.namespace), 0)
 
 
 async def start_quiz_service(teams: Teams) -> tuple[QuizStub, ServiceContext]:
@@ -156,6 +172,10 @@ async def test_an_answer_counts_once_and_only_for_the_owner(teams: Teams, r42: R
         status, body3 = await teams.post(other)
         assert status == 200 and "niet van jou" in str(body3["value"])
         await teams.settle()
-        assert len(stub.answered) == 1
+        # The gateway's publish returned once JetStream stored the event; its delivery to
+        # the quiz service comes after, so wait for it rather than assume it is there.
+        await asyncio.wait_for(stub.got_answer.wait(), 10)
+        assert [a.question_index for a in stub.answered] == [0]
+        assert await stored_count(teams, QuizAnswered.SUBJECT) == 1  # the redelivery: none
     finally:
         await stop_all(quiz)
