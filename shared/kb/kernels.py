@@ -424,18 +424,27 @@ def search_links(
 @_compiled
 def _lookup(
     indptr: np.ndarray, docs: np.ndarray, tf2: np.ndarray, col: int, targets: np.ndarray,
-    n: int, found: np.ndarray,
+    n: int, found: np.ndarray, at: np.ndarray,
 ) -> None:  # fmt: skip
-    """found[i] = tf2 of targets[i] (ascending topics) in a term's postings, where it has
-    one (left as is elsewhere). Galloping from the last place, as _walk does."""
-    at, end = indptr[col], indptr[col + 1]
+    """found[i] = tf2 of targets[i] in a term's postings, where it has one (left as is
+    elsewhere). All n binary searches step together, without branches: each step's reads
+    are independent, so they overlap instead of waiting on one another (`at`: n scratch)."""
+    start, end = indptr[col], indptr[col + 1]
+    size = end - start
+    if size == 0:
+        return
+    at[:n] = start
+    while size > 1:
+        half = size >> 1
+        for i in range(n):
+            place = at[i]
+            at[i] = place + half if docs[place + half] < targets[i] else place
+        size -= half
     for i in range(n):
-        if at >= end:
-            break
-        doc = targets[i]
-        at = _gallop(docs, at, end, doc)[0]
-        if at < end and docs[at] == doc:
-            found[i] = tf2[at]
+        place = at[i]
+        place += docs[place] < targets[i]
+        if place < end and docs[place] == targets[i]:
+            found[i] = tf2[place]
 
 
 @_compiled
@@ -450,22 +459,19 @@ def _coverage(
     n_concepts = concept_weight.shape[0]
     best = np.zeros((n_concepts, size), dtype=np.float64)
     most = np.zeros(size, dtype=np.int64)
-    # The top topics in ascending order (and their places): one galloping pass per term.
-    order = np.argsort(top[:size])
-    targets = top[:size][order]
     found = np.empty(size, dtype=np.int64)
+    at = np.empty(size, dtype=np.int64)
     for link in range(link_col.shape[0]):
         col = link_col[link]
         found[:] = -1
-        _lookup(indptr, docs, tf2, col, targets, size, found)
+        _lookup(indptr, docs, tf2, col, top, size, found, at)
         if delta_docs.shape[0] and delta_indptr[col + 1] > delta_indptr[col]:
-            _lookup(delta_indptr, delta_docs, delta_tf2, col, targets, size, found)
+            _lookup(delta_indptr, delta_docs, delta_tf2, col, top, size, found, at)
         concept = link_concept[link]
         factor = link_factor[link]
-        for i in range(size):
-            tf = found[i]
+        for j in range(size):
+            tf = found[j]
             if tf >= 0:
-                j = order[i]
                 if factor > best[concept, j]:
                     best[concept, j] = factor
                 if tf > most[j]:

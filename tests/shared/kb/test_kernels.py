@@ -1,0 +1,26 @@
+"""The compiled kernels' helpers, against plain Python."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def test_lookup_finds_each_target_in_a_terms_postings() -> None:
+    from shared.kb import kernels
+
+    rng = np.random.default_rng(4)
+    for _ in range(500):
+        lists = [np.unique(rng.integers(0, 400, rng.integers(0, 200))) for _ in range(3)]
+        indptr = np.zeros(4, dtype=np.int64)
+        np.cumsum([len(docs) for docs in lists], out=indptr[1:])
+        docs = np.concatenate(lists).astype(np.int32)
+        tf2 = rng.integers(1, 256, len(docs)).astype(np.uint8)
+        col = int(rng.integers(0, 3))
+        held = dict(zip(lists[col].tolist(), tf2[indptr[col] : indptr[col + 1]].tolist()))
+        # Any order, repeats, and topics before, between and past the term's postings.
+        targets = rng.integers(-1, 420, rng.integers(1, 12)).astype(np.int64)
+        found = np.full(len(targets) + 1, -7, dtype=np.int64)
+        at = np.empty(len(targets), dtype=np.int64)
+        kernels._lookup(indptr, docs, tf2, col, targets, len(targets), found, at)
+        assert found[:-1].tolist() == [held.get(t, -7) for t in targets.tolist()]
+        assert found[-1] == -7  # only the first n are written
