@@ -58,49 +58,33 @@ def _strongest_first(cols: np.ndarray, weights: np.ndarray, idf: np.ndarray) -> 
 
 
 @_compiled
-def _gallop(docs: np.ndarray, at: int, end: int, doc: int) -> tuple[int, int]:
-    """The first place in docs[at:end] (one term's ascending postings, at < end) holding
-    `doc` or a later topic, and the postings probed: doubling steps, then halving."""
-    probed = 0
-    if docs[at] < doc:
-        low, step = at, 1
-        high = at + 1
-        while high < end and docs[high] < doc:
-            low = high
-            step *= 2
-            high = low + step
-            probed += 1
-        high = min(high, end)
-        at = low + 1
-        while at < high:
-            mid = (at + high) // 2
-            probed += 1
-            if docs[mid] < doc:
-                at = mid + 1
-            else:
-                high = mid
-    return at, probed
-
-
-@_compiled
 def _walk(
     indptr: np.ndarray, docs: np.ndarray, tf2: np.ndarray, col: int, candidates: np.ndarray,
-    n: int, scores: np.ndarray, norm: np.ndarray, term_weight: float,
+    n: int, scores: np.ndarray, norm: np.ndarray, term_weight: float, at: np.ndarray,
 ) -> int:  # fmt: skip
-    """Adds a term's contribution to the candidates[:n] (ascending) it holds; returns the
-    postings probed. Galloping search from the last place: cost ~ n log(postings / n)."""
-    at, end = indptr[col], indptr[col + 1]
-    probed = 0
+    """Adds a term's contribution to the candidates[:n] it holds; returns the postings
+    probed. One binary search per candidate, all stepping together as in _lookup."""
+    start, end = indptr[col], indptr[col + 1]
+    size = end - start
+    if size == 0:
+        return 0
+    at[:n] = start
+    steps = 1
+    while size > 1:
+        half = size >> 1
+        for i in range(n):
+            place = at[i]
+            at[i] = place + half if docs[place + half] < candidates[i] else place
+        size -= half
+        steps += 1
     for i in range(n):
-        if at >= end:
-            break
+        place = at[i]
         doc = candidates[i]
-        at, probes = _gallop(docs, at, end, doc)
-        probed += probes + 1
-        if at < end and docs[at] == doc:
-            tf = tf2[at] / TF_SCALE
+        place += docs[place] < doc
+        if place < end and docs[place] == doc:
+            tf = tf2[place] / TF_SCALE
             scores[doc] += term_weight * tf * (K1 + 1.0) / (tf + norm[doc])
-    return probed
+    return n * steps
 
 
 @_compiled
@@ -364,14 +348,17 @@ def search_links(
             touched[n_candidates] = named_docs[i]
             n_candidates += 1
         touched[:n_candidates].sort()
+        at = np.empty(n_candidates, dtype=np.int64)
         while slot < n_slots:
             col = cols[slot]
             term_weight = weights[slot] * idf[col]
-            read += _walk(indptr, docs, tf2, col, touched, n_candidates, scores, norm, term_weight)
+            read += _walk(
+                indptr, docs, tf2, col, touched, n_candidates, scores, norm, term_weight, at
+            )  # fmt: skip
             if has_delta and delta_indptr[col + 1] > delta_indptr[col]:
                 read += _walk(
                     delta_indptr, delta_docs, delta_tf2, col, touched, n_candidates, scores,
-                    norm, term_weight,
+                    norm, term_weight, at,
                 )  # fmt: skip
             slot += 1
             if slot < n_slots and n_candidates > k:
