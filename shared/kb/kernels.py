@@ -348,17 +348,17 @@ def search_links(
             touched[n_candidates] = named_docs[i]
             n_candidates += 1
         touched[:n_candidates].sort()
-        at = np.empty(n_candidates, dtype=np.int64)
+        places = np.empty(n_candidates, dtype=np.int64)  # _walk's scratch
         while slot < n_slots:
             col = cols[slot]
             term_weight = weights[slot] * idf[col]
             read += _walk(
-                indptr, docs, tf2, col, touched, n_candidates, scores, norm, term_weight, at
+                indptr, docs, tf2, col, touched, n_candidates, scores, norm, term_weight, places
             )  # fmt: skip
             if has_delta and delta_indptr[col + 1] > delta_indptr[col]:
                 read += _walk(
                     delta_indptr, delta_docs, delta_tf2, col, touched, n_candidates, scores,
-                    norm, term_weight, at,
+                    norm, term_weight, places,
                 )  # fmt: skip
             slot += 1
             if slot < n_slots and n_candidates > k:
