@@ -58,29 +58,42 @@ def _strongest_first(cols: np.ndarray, weights: np.ndarray, idf: np.ndarray) -> 
 
 
 @_compiled
-def _walk(
-    indptr: np.ndarray, docs: np.ndarray, tf2: np.ndarray, col: int, candidates: np.ndarray,
-    n: int, scores: np.ndarray, norm: np.ndarray, term_weight: float, at: np.ndarray,
+def _places(
+    docs: np.ndarray, start: int, end: int, targets: np.ndarray, n: int, at: np.ndarray
 ) -> int:  # fmt: skip
-    """Adds a term's contribution to the candidates[:n] it holds; returns the postings
-    probed. One binary search per candidate, all stepping together as in _lookup."""
-    start, end = indptr[col], indptr[col + 1]
+    """at[i] = the first place in docs[start:end] (one term's ascending postings, start <
+    end) holding targets[i] or a later topic, for i < n; returns the steps taken. All n
+    binary searches step together, without branches: each step's reads are independent,
+    so they overlap instead of waiting on one another."""
     size = end - start
-    if size == 0:
-        return 0
     at[:n] = start
     steps = 1
     while size > 1:
         half = size >> 1
         for i in range(n):
             place = at[i]
-            at[i] = place + half if docs[place + half] < candidates[i] else place
+            at[i] = place + half if docs[place + half] < targets[i] else place
         size -= half
         steps += 1
     for i in range(n):
+        at[i] += docs[at[i]] < targets[i]
+    return steps
+
+
+@_compiled
+def _walk(
+    indptr: np.ndarray, docs: np.ndarray, tf2: np.ndarray, col: int, candidates: np.ndarray,
+    n: int, scores: np.ndarray, norm: np.ndarray, term_weight: float, at: np.ndarray,
+) -> int:  # fmt: skip
+    """Adds a term's contribution to the candidates[:n] it holds; returns the postings
+    probed (`at`: n scratch for _places)."""
+    start, end = indptr[col], indptr[col + 1]
+    if start == end:
+        return 0
+    steps = _places(docs, start, end, candidates, n, at)
+    for i in range(n):
         place = at[i]
         doc = candidates[i]
-        place += docs[place] < doc
         if place < end and docs[place] == doc:
             tf = tf2[place] / TF_SCALE
             scores[doc] += term_weight * tf * (K1 + 1.0) / (tf + norm[doc])
@@ -414,22 +427,13 @@ def _lookup(
     n: int, found: np.ndarray, at: np.ndarray,
 ) -> None:  # fmt: skip
     """found[i] = tf2 of targets[i] in a term's postings, where it has one (left as is
-    elsewhere). All n binary searches step together, without branches: each step's reads
-    are independent, so they overlap instead of waiting on one another (`at`: n scratch)."""
+    elsewhere; `at`: n scratch for _places)."""
     start, end = indptr[col], indptr[col + 1]
-    size = end - start
-    if size == 0:
+    if start == end:
         return
-    at[:n] = start
-    while size > 1:
-        half = size >> 1
-        for i in range(n):
-            place = at[i]
-            at[i] = place + half if docs[place + half] < targets[i] else place
-        size -= half
+    _places(docs, start, end, targets, n, at)
     for i in range(n):
         place = at[i]
-        place += docs[place] < targets[i]
         if place < end and docs[place] == targets[i]:
             found[i] = tf2[place]
 
