@@ -15,6 +15,11 @@ topics so far are kept up to date posting by posting, so that moment is known af
 term without a pass over the touched topics; those that can still climb are listed once and
 only shortened after. Scores add up term by term in the given order either way, so the
 result equals the full pass bit for bit.
+
+Heavy queries (more postings than topics) change the bookkeeping, not the sums: a query
+that reads two postings per topic adds up in place without listing the topics it touches,
+and once an eighth of the topics are touched, the passes that look for the able ones or
+the top k go along all topics in order (vector instructions) instead of through the list.
 """
 
 from __future__ import annotations
@@ -31,11 +36,13 @@ from shared.kb.scoring import K1, TF_SCALE
 # term_weight * (K1 + 1); the margin keeps the bound safe from rounding.
 _BOUND_MARGIN = 1.0 + 1e-6
 _LOOKUP_COST = 24  # postings a full pass reads for the price of one lookup (measured)
+_DENSE_SHARE = 2.0  # postings per topic from which a query adds up in place (measured)
+_SCAN_SHARE = 8  # a pass along all topics costs what one over an eighth of them does (measured)
 
 
 def _compiled[F: Callable[..., Any]](fn: F) -> F:
     """`fn` compiled by numba, keeping its signature for the type checker."""
-    return cast(F, njit(cache=True, nogil=True)(fn))
+    return cast(F, njit(cache=True, nogil=True, error_model="numpy")(fn))
 
 
 @_compiled
@@ -129,50 +136,82 @@ def _add(
     indptr: np.ndarray, docs: np.ndarray, tf2: np.ndarray, col: int, norm: np.ndarray,
     term_weight: float, scores: np.ndarray, touched: np.ndarray, n_touched: int,
     alive: np.ndarray, named: np.ndarray, lead_docs: np.ndarray, lead_scores: np.ndarray,
+    buf: np.ndarray, dense: bool,
 ) -> int:  # fmt: skip
-    """Adds a term's postings, listing the topics new to the query; returns how many are."""
+    """Adds a term's postings, listing the topics new to the query (unless dense); returns
+    how many are (`buf`: scratch for a chunk's contributions)."""
+    # A chunk's contributions first, in a loop of their own: its divisions run in vector
+    # registers (numba's "numpy" error model drops the zero check that would stop that),
+    # which a loop that also scatters into the scores cannot do.
     k = lead_docs.shape[0]
     floor = lead_scores[k - 1]
-    for at in range(indptr[col], indptr[col + 1]):
-        doc = docs[at]
-        tf = tf2[at] / TF_SCALE
-        score = scores[doc]
-        touched[n_touched] = doc  # kept only if new: no branch to mispredict
-        n_touched += score == 0.0
-        score = score + term_weight * tf * (K1 + 1.0) / (tf + norm[doc])
-        scores[doc] = score
-        if score > floor and alive[doc] and not named[doc]:
-            # The score rose above the k-th best: update the k best (distinct topics), here
-            # and not in a function (a call per posting costs more than this update).
-            at = k - 1
-            for i in range(k):
-                if lead_docs[i] == doc:
-                    at = i
-                    break
-            while at > 0 and lead_scores[at - 1] < score:
-                lead_docs[at] = lead_docs[at - 1]
-                lead_scores[at] = lead_scores[at - 1]
-                at -= 1
-            lead_docs[at] = doc
-            lead_scores[at] = score
-            floor = lead_scores[k - 1]
+    start, end = indptr[col], indptr[col + 1]
+    while start < end:
+        stop = min(start + buf.shape[0], end)
+        chunk = docs[start:stop]
+        freqs = tf2[start:stop]
+        m = stop - start
+        for i in range(m):
+            buf[i] = norm[chunk[i]]
+        for i in range(m):
+            tf = freqs[i] / TF_SCALE
+            buf[i] = term_weight * tf * (K1 + 1.0) / (tf + buf[i])
+        for i in range(m):
+            doc = chunk[i]
+            score = scores[doc]
+            if not dense:
+                touched[n_touched] = doc  # kept only if new: no branch to mispredict
+                n_touched += score == 0.0
+            score += buf[i]
+            scores[doc] = score
+            if score > floor and alive[doc] and not named[doc]:
+                # The score rose above the k-th best: update the k best (distinct topics),
+                # here and not in a function (a call per posting costs more than this).
+                at = k - 1
+                for j in range(k):
+                    if lead_docs[j] == doc:
+                        at = j
+                        break
+                while at > 0 and lead_scores[at - 1] < score:
+                    lead_docs[at] = lead_docs[at - 1]
+                    lead_scores[at] = lead_scores[at - 1]
+                    at -= 1
+                lead_docs[at] = doc
+                lead_scores[at] = score
+                floor = lead_scores[k - 1]
+        start = stop
     return n_touched
 
 
 @_compiled
 def _reachable(
     listed: np.ndarray, n: int, scores: np.ndarray, named: np.ndarray, alive: np.ndarray,
-    still: float, theta: float, into: np.ndarray,
+    still: float, theta: float, into: np.ndarray, limit: int, dense: bool,
 ) -> int:  # fmt: skip
     """Copy (in order) the first n listed topics that are live, not named and can still
-    reach theta into `into` (which may be `listed` itself). Returns how many."""
+    reach theta into `into`; returns how many, or -1 as soon as there are over `limit`."""
     kept = 0
     for i in range(n):
-        doc = listed[i]
+        doc = i if dense else listed[i]
         if alive[doc] and not named[doc] and scores[doc] + still >= theta:
+            if kept == limit:
+                return -1
             into[kept] = doc
             kept += 1
     return kept
+
+
+@_compiled
+def _count_reachable(
+    scores: np.ndarray, n_docs: int, named: np.ndarray, alive: np.ndarray, still: float,
+    theta: float,
+) -> int:  # fmt: skip
+    """How many topics below n_docs are live, not named and can still reach theta: one
+    pass along the arrays, in vector registers (a topic no term touched has score 0)."""
+    count = 0
+    for doc in range(n_docs):
+        count += (scores[doc] + still >= theta) & alive[doc] & (not named[doc])
+    return count
 
 
 @_compiled
@@ -304,63 +343,82 @@ def search_links(
     # by posting: the k-th best score is known after every term at no extra pass.
     lead_docs = np.full(k, -1, dtype=np.int64)
     lead_scores = np.zeros(k, dtype=np.float64)
-    n_touched = 0
+    n_docs = alive.shape[0]
+    # A query that reads at least a posting per topic adds up in place: listing the topics
+    # it touches would cost more than passing over all of them at the end.
+    dense = lengths[0] >= n_docs * _DENSE_SHARE
+    n_touched = n_docs if dense else 0
     read = 0
+    buf = np.empty(64, dtype=np.float64)  # _add's scratch
     slot = 0
     theta = 0.0  # the k-th best score so far (0 while fewer than k topics scored)
     # Once the bound left is below theta, no untouched topic can reach the top k: `able`
-    # lists the touched ones that still can. A topic that cannot never can again (its
-    # score grows by at most the bound it used up), so later terms only shorten the list.
+    # lists the touched ones that still can, when they are few enough to look up.
     able = np.empty(0, dtype=np.int64)
-    n_able = -1  # not listed yet
+    n_able = 0
     while slot < n_slots:
         col = cols[slot]
         term_weight = weights[slot] * idf[col]
         n_touched = _add(
             indptr, docs, tf2, col, norm, term_weight, scores, touched, n_touched, alive,
-            named, lead_docs, lead_scores,
+            named, lead_docs, lead_scores, buf, dense,
         )  # fmt: skip
         if has_delta and delta_indptr[col + 1] > delta_indptr[col]:  # a call costs, even empty
             n_touched = _add(
                 delta_indptr, delta_docs, delta_tf2, col, norm, term_weight, scores, touched,
-                n_touched, alive, named, lead_docs, lead_scores,
+                n_touched, alive, named, lead_docs, lead_scores, buf, dense,
             )  # fmt: skip
         theta = lead_scores[k - 1]
         read += lengths[slot] - lengths[slot + 1]
         slot += 1
         if slot == n_slots or remaining[slot] >= theta:
             continue
-        # Each pass over a list is worth it only while the postings left outweigh it.
-        if n_able < 0:
-            if lengths[slot] <= n_touched:
+        # A pass over the topics is worth it only while the postings left outweigh it: it
+        # counts along all topics (a vector pass) once many are touched, and otherwise
+        # goes through the touched ones and gives up once the able ones are too many to
+        # look up for less than reading the rest in full.
+        limit = (lengths[slot] - 1) // ((n_slots - slot) * _LOOKUP_COST)
+        if n_touched * _SCAN_SHARE >= n_docs:
+            if lengths[slot] * _SCAN_SHARE <= n_docs:
                 continue
-            able = np.empty(n_touched, dtype=np.int64)
+            if _count_reachable(scores, n_docs, named, alive, remaining[slot], theta) > limit:
+                continue
+            if able.shape[0] <= limit:
+                able = np.empty(limit + 1, dtype=np.int64)
             n_able = _reachable(
-                touched, n_touched, scores, named, alive, remaining[slot], theta, able
+                touched, n_docs, scores, named, alive, remaining[slot], theta, able, limit, True
             )  # fmt: skip
-        elif lengths[slot] > n_able:
-            n_able = _reachable(able, n_able, scores, named, alive, remaining[slot], theta, able)
-        # The rest as lookups of the able topics, or in full, whichever reads less.
-        if n_able * (n_slots - slot) * _LOOKUP_COST < lengths[slot]:
+            break
+        if lengths[slot] <= n_touched:
+            continue
+        if able.shape[0] <= limit:
+            able = np.empty(limit + 1, dtype=np.int64)
+        n_able = _reachable(
+            touched, n_touched, scores, named, alive, remaining[slot], theta, able, limit, False
+        )  # fmt: skip
+        if n_able >= 0:
             break
     n_candidates = n_touched
-    if slot < n_slots:
-        # Continue phase: clear all scores but the able and named topics', and walk each
-        # remaining term's postings along those, in topic order.
-        kept = scores[able[:n_able]]
-        for i in range(n_touched):
-            doc = touched[i]
-            if not named[doc]:
-                scores[doc] = 0.0
-        for i in range(n_able):
-            doc = able[i]
-            scores[doc] = kept[i]
-            touched[i] = doc
+    continued = slot < n_slots
+    scan = n_touched * _SCAN_SHARE >= n_docs  # many touched: passes go along all topics
+    if continued:
+        # Continue phase: walk each remaining term's postings along the able and named
+        # topics, in topic order. The other scores are cleared first, or, when many were
+        # touched, all at once at the end.
+        if not scan:
+            kept = scores[able[:n_able]]
+            for i in range(n_touched):
+                doc = touched[i]
+                if not named[doc]:
+                    scores[doc] = 0.0
+            scores[able[:n_able]] = kept
+        touched[:n_able] = able[:n_able]
         n_candidates = n_able
         for i in range(named_docs.shape[0]):
             touched[n_candidates] = named_docs[i]
             n_candidates += 1
-        touched[:n_candidates].sort()
+        if not scan or named_docs.shape[0]:  # a scan lists the able topics in order
+            touched[:n_candidates].sort()
         places = np.empty(n_candidates, dtype=np.int64)  # _walk's scratch
         while slot < n_slots:
             col = cols[slot]
@@ -386,9 +444,36 @@ def search_links(
         named[doc] = False
     top = np.full(k, -1, dtype=np.int64)
     top_scores = np.zeros(k, dtype=np.float64)
+    if continued:
+        size = _top(scores, touched, n_candidates, False, alive, rank, top, top_scores)
+        if scan:
+            scores[:n_docs] = 0.0
+    elif scan:
+        size = _led(scores, n_docs, alive, rank, lead_docs, lead_scores, top, top_scores)
+    else:
+        size = _top(scores, touched, n_candidates, False, alive, rank, top, top_scores)
+    _coverage(
+        indptr, docs, tf2, delta_indptr, delta_docs, delta_tf2, top, size,
+        link_concept, cols, link_factor, concept_weight, out,
+    )  # fmt: skip
+    for j in range(size):
+        out[0, j] = top[j]
+        out[1, j] = top_scores[j]
+    out[5, 0] = read
+    return size
+
+
+@_compiled
+def _top(
+    scores: np.ndarray, listed: np.ndarray, n: int, dense: bool, alive: np.ndarray,
+    rank: np.ndarray, top: np.ndarray, top_scores: np.ndarray,
+) -> int:  # fmt: skip
+    """The k best live listed topics (all n when dense) into top (score, then rank),
+    clearing their scores; returns how many."""
+    k = top.shape[0]
     size = 0
-    for i in range(n_candidates):
-        doc = touched[i]
+    for i in range(n):
+        doc = i if dense else listed[i]
         score = scores[doc]
         scores[doc] = 0.0
         if score <= 0.0 or not alive[doc]:
@@ -410,14 +495,40 @@ def search_links(
         top_scores[at] = score
         if size < k:
             size += 1
-    _coverage(
-        indptr, docs, tf2, delta_indptr, delta_docs, delta_tf2, top, size,
-        link_concept, cols, link_factor, concept_weight, out,
-    )  # fmt: skip
-    for j in range(size):
-        out[0, j] = top[j]
-        out[1, j] = top_scores[j]
-    out[5, 0] = read
+    return size
+
+
+@_compiled
+def _led(
+    scores: np.ndarray, n_docs: int, alive: np.ndarray, rank: np.ndarray,
+    lead_docs: np.ndarray, lead_scores: np.ndarray, top: np.ndarray, top_scores: np.ndarray,
+) -> int:  # fmt: skip
+    """`_top` over all n_docs topics, from the k best kept while adding: they are the top
+    k unless another topic ties the k-th best score (then ranks decide, so all compete)."""
+    k = top.shape[0]
+    size = 0
+    while size < k and lead_docs[size] >= 0:
+        size += 1
+    floor = lead_scores[k - 1] if size == k else 0.0
+    level = 0
+    for doc in range(n_docs):  # a vector pass
+        score = scores[doc]
+        level += (score > 0.0) & (score >= floor) & alive[doc]
+    if level != size:
+        return _top(scores, lead_docs, n_docs, True, alive, rank, top, top_scores)
+    for j in range(size):  # ties in score by rank, as _top orders them
+        doc, score = lead_docs[j], lead_scores[j]
+        at = j
+        while at > 0 and (
+            top_scores[at - 1] < score
+            or (top_scores[at - 1] == score and rank[top[at - 1]] > rank[doc])
+        ):
+            top[at] = top[at - 1]
+            top_scores[at] = top_scores[at - 1]
+            at -= 1
+        top[at] = doc
+        top_scores[at] = score
+    scores[:n_docs] = 0.0
     return size
 
 

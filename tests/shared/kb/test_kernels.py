@@ -52,3 +52,97 @@ def test_walk_adds_a_terms_contribution_to_the_candidates_it_holds() -> None:
                 expected[doc] += 0.7 * tf * (K1 + 1.0) / (tf + norm[doc])
         assert scores.tolist() == expected.tolist()
         assert probed >= n if len(lists[1]) else probed == 0
+
+
+def _postings(
+    rng: np.random.Generator, n_terms: int, n_docs: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    lists = [np.unique(rng.integers(0, n_docs, rng.integers(0, n_docs))) for _ in range(n_terms)]
+    indptr = np.zeros(n_terms + 1, dtype=np.int64)
+    np.cumsum([len(docs) for docs in lists], out=indptr[1:])
+    docs = np.concatenate(lists).astype(np.uint16)
+    return indptr, docs, rng.integers(1, 12, len(docs)).astype(np.uint8)
+
+
+def test_add_sums_each_posting_lists_new_topics_and_keeps_the_k_best() -> None:
+    from shared.kb import kernels
+    from shared.kb.scoring import K1, TF_SCALE
+
+    rng = np.random.default_rng(6)
+    n_docs, k = 700, 10
+    norm = rng.uniform(0.3, 2.0, n_docs).astype(np.float32)
+    for _ in range(60):
+        indptr, docs, tf2 = _postings(rng, 4, n_docs)
+        alive = rng.random(n_docs) > 0.1
+        named = rng.random(n_docs) > 0.97
+        weights = rng.uniform(0.1, 3.0, 4)
+        expected = np.zeros(n_docs)
+        for col, weight in enumerate(weights.tolist()):
+            for at in range(indptr[col], indptr[col + 1]):
+                tf = tf2[at] / TF_SCALE
+                expected[docs[at]] += weight * tf * (K1 + 1.0) / (tf + norm[docs[at]])
+        for dense in (False, True):
+            scores = np.zeros(n_docs)
+            touched = np.empty(n_docs + 1, dtype=np.int64)
+            lead_docs, lead_scores = np.full(k, -1, dtype=np.int64), np.zeros(k)
+            n = 0
+            for col, weight in enumerate(weights.tolist()):
+                n = kernels._add(
+                    indptr, docs, tf2, col, norm, weight, scores, touched, n, alive, named,
+                    lead_docs, lead_scores, np.empty(64), dense,
+                )  # fmt: skip
+            assert scores.tolist() == expected.tolist()  # the same sums, bit for bit
+            if not dense:
+                assert sorted(touched[:n].tolist()) == np.flatnonzero(expected).tolist()
+            ranked = sorted(expected[alive & ~named].tolist(), reverse=True)[:k]
+            held = [s for s in lead_scores.tolist() if s > 0]
+            assert held == [s for s in ranked if s > 0]
+            assert all(alive[d] and not named[d] for d in lead_docs.tolist() if d >= 0)
+            assert np.allclose(expected[lead_docs[: len(held)]], held)
+
+
+def test_led_is_the_top_k_and_lets_ties_with_the_kth_compete_by_rank() -> None:
+    from shared.kb import kernels
+
+    rng = np.random.default_rng(8)
+    n_docs, k = 300, 10
+    for case in range(400):
+        # Few distinct scores: the k-th best is often shared with topics outside the k.
+        scores = rng.choice([0.0, 0.5, 1.0, 1.5, 2.0, 2.5], n_docs, p=[0.5] + [0.1] * 5)
+        alive = rng.random(n_docs) > 0.1
+        rank = rng.permutation(n_docs).astype(np.int64)
+        live = [d for d in range(n_docs) if alive[d] and scores[d] > 0]
+        # The k best kept while adding: highest scores, any topics among the tied k-th.
+        kept = sorted(live, key=lambda d: (-scores[d], rng.random()))[:k]
+        lead_docs = np.full(k, -1, dtype=np.int64)
+        lead_scores = np.zeros(k)
+        lead_docs[: len(kept)], lead_scores[: len(kept)] = kept, scores[kept]
+        expected = sorted(live, key=lambda d: (-scores[d], rank[d]))[:k]
+        copy = scores.copy()
+        top, top_scores = np.full(k, -1, dtype=np.int64), np.zeros(k)
+        size = kernels._led(copy, n_docs, alive, rank, lead_docs, lead_scores, top, top_scores)
+        assert top[:size].tolist() == expected, case
+        assert top_scores[:size].tolist() == scores[expected].tolist()
+        assert not copy.any()  # left zeroed for the next query
+
+
+def test_count_reachable_counts_live_unnamed_topics_that_can_still_reach_theta() -> None:
+    from shared.kb import kernels
+
+    rng = np.random.default_rng(9)
+    for _ in range(200):
+        n = int(rng.integers(1, 500))
+        scores = np.where(rng.random(n) > 0.4, rng.uniform(0, 3, n), 0.0)
+        alive, named = rng.random(n) > 0.2, rng.random(n) > 0.9
+        still, theta = float(rng.uniform(0, 1)), float(rng.uniform(0.5, 3))
+        expected = sum(
+            bool(alive[d] and not named[d] and scores[d] + still >= theta) for d in range(n)
+        )
+        assert kernels._count_reachable(scores, n, named, alive, still, theta) == expected
+        into = np.empty(expected + 1, dtype=np.int64)
+        listed = kernels._reachable(into, n, scores, named, alive, still, theta, into, n, True)
+        assert listed == expected
+        if expected:  # one too few allowed: the listing gives up
+            assert kernels._reachable(
+                into, n, scores, named, alive, still, theta, into, expected - 1, True
+            ) == -1

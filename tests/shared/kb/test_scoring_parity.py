@@ -182,3 +182,36 @@ def test_pruned_queries_naming_topics_rank_exactly_as_the_full_pass(
     plain, fast = _both(index, questions, monkeypatch)
     assert plain == fast
     assert sum(hit[2] is True for hits in fast for hit in hits) >= 100  # verbatim hits were there
+
+
+def test_heavy_queries_rank_exactly_as_the_full_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Questions from a handful of postings to several per topic: the kernel adds up in place
+    # past two per topic and passes along all topics past an eighth of them touched.
+    from shared.kb.tokens import content_words, tokenize
+
+    rng = random.Random(13)
+    syllables = "ver ont be ge la mo kers tal dijk stra wan pel".split()
+    words = sorted({"".join(rng.choices(syllables, k=rng.randint(2, 3))) for _ in range(800)})
+    rng.shuffle(words)
+    cumulative = list(itertools.accumulate(1.0 / (r + 1) ** 1.3 for r in range(len(words))))
+    topics = []
+    for i in range(2400):
+        label = " ".join(rng.choices(words, cum_weights=cumulative, k=rng.randint(1, 2)))
+        text = " ".join(rng.choices(words, cum_weights=cumulative, k=rng.randint(5, 80)))
+        topics.append(KbTopic(f"t-{i}", label, "concept", text))
+    index = RetrievalIndex.build(topics)
+    questions = [" ".join(rng.sample(words[: 8 * (1 + q % 40)], 1 + q % 6)) for q in range(240)]
+    questions += [f"{rng.choice(words)} {rng.choice(topics).label}" for _ in range(60)]
+    changed = [KbTopic(t.id, t.label, t.type, f"{t.description} {words[0]}") for t in topics[:90]]
+    updated = index.updated(changed=changed, removed=["t-100", "t-101"])
+    assert len(updated._postings.delta[1])  # scored from both segments
+    for kb in (index, updated):
+        plain, fast = _both(kb, questions, monkeypatch)
+        assert plain == fast  # ids, scores, coverage and support, bit for bit
+    p = index._postings
+    per_topic = []
+    for question in questions:
+        cols = index._query(content_words(tokenize(question))).cols
+        per_topic.append(int((p.indptr[cols + 1] - p.indptr[cols]).sum()) / p.n_docs)
+    assert min(per_topic) < 1 / 8 and max(per_topic) > 2  # both ends of the kernel's range
+    assert sum(1 / 8 < share < 2 for share in per_topic) > 30
