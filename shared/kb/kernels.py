@@ -16,10 +16,9 @@ term without a pass over the touched topics; those that can still climb are list
 only shortened after. Scores add up term by term in the given order either way, so the
 result equals the full pass bit for bit.
 
-Heavy queries (more postings than topics) change the bookkeeping, not the sums: a query
-that reads two postings per topic adds up in place without listing the topics it touches,
-and once an eighth of the topics are touched, the passes that look for the able ones or
-the top k go along all topics in order (vector instructions) instead of through the list.
+Heavy queries change the bookkeeping, not the sums: once a query has touched an eighth of
+the topics, it stops listing the ones it touches, and the passes that look for the able
+topics or the top k go along all topics in order (vector instructions) instead.
 """
 
 from __future__ import annotations
@@ -36,7 +35,6 @@ from shared.kb.scoring import K1, TF_SCALE
 # term_weight * (K1 + 1); the margin keeps the bound safe from rounding.
 _BOUND_MARGIN = 1.0 + 1e-6
 _LOOKUP_COST = 24  # postings a full pass reads for the price of one lookup (measured)
-_DENSE_SHARE = 2.0  # postings per topic from which a query adds up in place (measured)
 _SCAN_SHARE = 8  # a pass along all topics costs what one over an eighth of them does (measured)
 
 
@@ -136,10 +134,10 @@ def _add(
     indptr: np.ndarray, docs: np.ndarray, tf2: np.ndarray, col: int, norm: np.ndarray,
     term_weight: float, scores: np.ndarray, touched: np.ndarray, n_touched: int,
     alive: np.ndarray, named: np.ndarray, lead_docs: np.ndarray, lead_scores: np.ndarray,
-    buf: np.ndarray, dense: bool,
+    buf: np.ndarray, enough: int,
 ) -> int:  # fmt: skip
-    """Adds a term's postings, listing the topics new to the query (unless dense); returns
-    how many are (`buf`: scratch for a chunk's contributions)."""
+    """Adds a term's postings, listing the topics new to the query until `enough` are
+    listed; returns how many are (`buf`: scratch for a chunk's contributions)."""
     # A chunk's contributions first, in a loop of their own: its divisions run in vector
     # registers (numba's "numpy" error model drops the zero check that would stop that),
     # which a loop that also scatters into the scores cannot do.
@@ -148,6 +146,7 @@ def _add(
     start, end = indptr[col], indptr[col + 1]
     while start < end:
         stop = min(start + buf.shape[0], end)
+        dense = n_touched >= enough
         chunk = docs[start:stop]
         freqs = tf2[start:stop]
         m = stop - start
@@ -344,10 +343,10 @@ def search_links(
     lead_docs = np.full(k, -1, dtype=np.int64)
     lead_scores = np.zeros(k, dtype=np.float64)
     n_docs = alive.shape[0]
-    # A query that reads at least a posting per topic adds up in place: listing the topics
-    # it touches would cost more than passing over all of them at the end.
-    dense = lengths[0] >= n_docs * _DENSE_SHARE
-    n_touched = n_docs if dense else 0
+    # Topics touched from which a pass along all topics costs less than one through them:
+    # the list stops growing there, and is no longer read.
+    enough = (n_docs + _SCAN_SHARE - 1) // _SCAN_SHARE
+    n_touched = 0
     read = 0
     buf = np.empty(64, dtype=np.float64)  # _add's scratch
     slot = 0
@@ -361,12 +360,12 @@ def search_links(
         term_weight = weights[slot] * idf[col]
         n_touched = _add(
             indptr, docs, tf2, col, norm, term_weight, scores, touched, n_touched, alive,
-            named, lead_docs, lead_scores, buf, dense,
+            named, lead_docs, lead_scores, buf, enough,
         )  # fmt: skip
         if has_delta and delta_indptr[col + 1] > delta_indptr[col]:  # a call costs, even empty
             n_touched = _add(
                 delta_indptr, delta_docs, delta_tf2, col, norm, term_weight, scores, touched,
-                n_touched, alive, named, lead_docs, lead_scores, buf, dense,
+                n_touched, alive, named, lead_docs, lead_scores, buf, enough,
             )  # fmt: skip
         theta = lead_scores[k - 1]
         read += lengths[slot] - lengths[slot + 1]
@@ -378,7 +377,7 @@ def search_links(
         # goes through the touched ones and gives up once the able ones are too many to
         # look up for less than reading the rest in full.
         limit = (lengths[slot] - 1) // ((n_slots - slot) * _LOOKUP_COST)
-        if n_touched * _SCAN_SHARE >= n_docs:
+        if n_touched >= enough:
             if lengths[slot] * _SCAN_SHARE <= n_docs:
                 continue
             if _count_reachable(scores, n_docs, named, alive, remaining[slot], theta) > limit:
@@ -400,7 +399,7 @@ def search_links(
             break
     n_candidates = n_touched
     continued = slot < n_slots
-    scan = n_touched * _SCAN_SHARE >= n_docs  # many touched: passes go along all topics
+    scan = n_touched >= enough  # passes go along all topics
     if continued:
         # Continue phase: walk each remaining term's postings along the able and named
         # topics, in topic order. The other scores are cleared first, or, when many were

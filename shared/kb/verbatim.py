@@ -3,7 +3,9 @@
 A question mentions a topic when one of its word runs equals the topic's label or id word
 for word (stopwords kept, accents folded). Sequences are stored as hashes of their word
 tuples next to the topic number (12 bytes a sequence instead of a tuple of strings); a
-question probes all its runs of the stored lengths with one binary search.
+question probes its runs of the stored lengths with one binary search each. What a single
+word names, and whether it starts a longer label, is remembered per word (a bounded cache):
+chat repeats words, and most labels of a large KB are one word long.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from shared.kb.steps import Steps, run_steps
 from shared.kb.tokens import STOPWORDS, tokenize
 
 MAX_VERBATIM_WORDS = 12
-FIRST_CACHE = 4096  # words remembered as starting (or not) some label: chat repeats words
+FIRST_CACHE = 4096  # words remembered with what they name on their own and if they start a label
+_NAMES_NOTHING: tuple[tuple[int, ...], bool] = ((), False)
 
 
 def _sequences(topic: TopicLike) -> set[tuple[str, ...]]:
@@ -40,7 +43,7 @@ def _sequences(topic: TopicLike) -> set[tuple[str, ...]]:
 class Mentions:
     """Immutable lookup from word sequences to the topics whose label or id they are."""
 
-    __slots__ = ("_docs", "_first", "_firsts", "_keys", "_lengths", "_sizes")
+    __slots__ = ("_docs", "_first", "_firsts", "_keys", "_longer", "_sizes")
 
     def __init__(
         self, keys: np.ndarray, docs: np.ndarray, sizes: np.ndarray, firsts: HashedWords
@@ -50,9 +53,10 @@ class Mentions:
         self._keys = array("q", keys[order].astype(np.int64).tobytes())
         self._docs = array("i", docs[order].astype(np.int32).tobytes())
         self._sizes = sizes  # distinct sequence lengths, ascending
-        self._lengths = tuple(sizes.tolist())
-        self._firsts = firsts  # the first word of every sequence: most runs are never probed
-        self._first: dict[str, bool] = {}  # word → whether it is in _firsts (a bounded cache)
+        self._longer = tuple(size for size in sizes.tolist() if size > 1)
+        self._firsts = firsts  # the first word of every longer sequence: most runs never probe
+        # word → the topics it names on its own, and whether it starts a longer sequence
+        self._first: dict[str, tuple[tuple[int, ...], bool]] = {}
 
     @classmethod
     def of(cls, topics: Iterable[TopicLike]) -> Mentions:
@@ -72,7 +76,7 @@ class Mentions:
                 docs.append(number)
                 sizes.add(len(sequence))
                 first = sequence[0]
-                if first not in firsts:
+                if len(sequence) > 1 and first not in firsts:
                     firsts[first] = hash(first)
             yield None
         hashes = array("q", firsts.values())
@@ -100,28 +104,42 @@ class Mentions:
         """find() over a text's tokens, stopwords kept (one tokenisation per question)."""
         if not self._keys:
             return set()
-        first, firsts, lengths = self._first, self._firsts, self._lengths
-        keys, docs = self._keys, self._docs
+        first, longer = self._first, self._longer
         n = len(words)
         found: set[int] = set()
         for start, word in enumerate(words):
-            starts = first.get(word)
-            if starts is None:
-                starts = word in firsts
+            entry = first.get(word)
+            if entry is None:
+                entry = self._word_entry(word)
                 if len(first) >= FIRST_CACHE:
                     first.clear()
-                first[word] = starts
+                first[word] = entry
+            named, starts = entry
+            if named:
+                found.update(named)
             if not starts:
                 continue
-            for size in lengths:  # ascending
+            for size in longer:  # ascending
                 end = start + size
                 if end > n:
                     break
-                probe = hash(words[start:end])
-                at = bisect.bisect_left(keys, probe)
-                while at < len(keys) and keys[at] == probe:
-                    found.add(docs[at])
-                    at += 1
+                found.update(self._probe(hash(words[start:end])))
+        return found
+
+    def _word_entry(self, word: str) -> tuple[tuple[int, ...], bool]:
+        """The topics a word names on its own, and whether it starts a longer sequence."""
+        named = tuple(self._probe(hash((word,))))
+        starts = word in self._firsts
+        return (named, starts) if named or starts else _NAMES_NOTHING
+
+    def _probe(self, key: int) -> list[int]:
+        """The topics whose sequence hashes to `key`."""
+        keys, docs = self._keys, self._docs
+        at = bisect.bisect_left(keys, key)
+        found = []
+        while at < len(keys) and keys[at] == key:
+            found.append(docs[at])
+            at += 1
         return found
 
     def spliced(self, keep: np.ndarray, added: Mentions) -> Mentions:

@@ -81,7 +81,8 @@ def test_add_sums_each_posting_lists_new_topics_and_keeps_the_k_best() -> None:
             for at in range(indptr[col], indptr[col + 1]):
                 tf = tf2[at] / TF_SCALE
                 expected[docs[at]] += weight * tf * (K1 + 1.0) / (tf + norm[docs[at]])
-        for dense in (False, True):
+        touched_all = np.flatnonzero(expected).tolist()
+        for enough in (n_docs + 1, 0, len(touched_all) // 3):
             scores = np.zeros(n_docs)
             touched = np.empty(n_docs + 1, dtype=np.int64)
             lead_docs, lead_scores = np.full(k, -1, dtype=np.int64), np.zeros(k)
@@ -89,11 +90,15 @@ def test_add_sums_each_posting_lists_new_topics_and_keeps_the_k_best() -> None:
             for col, weight in enumerate(weights.tolist()):
                 n = kernels._add(
                     indptr, docs, tf2, col, norm, weight, scores, touched, n, alive, named,
-                    lead_docs, lead_scores, np.empty(64), dense,
+                    lead_docs, lead_scores, np.empty(64), enough,
                 )  # fmt: skip
             assert scores.tolist() == expected.tolist()  # the same sums, bit for bit
-            if not dense:
-                assert sorted(touched[:n].tolist()) == np.flatnonzero(expected).tolist()
+            listed = touched[:n].tolist()
+            if enough > len(touched_all):
+                assert sorted(listed) == touched_all
+            else:  # the listing stops once enough are listed (within a chunk of postings)
+                assert len(set(listed)) == n and set(listed) <= set(touched_all)
+                assert enough <= n <= enough + 64
             ranked = sorted(expected[alive & ~named].tolist(), reverse=True)[:k]
             held = [s for s in lead_scores.tolist() if s > 0]
             assert held == [s for s in ranked if s > 0]
@@ -143,6 +148,8 @@ def test_count_reachable_counts_live_unnamed_topics_that_can_still_reach_theta()
         listed = kernels._reachable(into, n, scores, named, alive, still, theta, into, n, True)
         assert listed == expected
         if expected:  # one too few allowed: the listing gives up
-            assert kernels._reachable(
-                into, n, scores, named, alive, still, theta, into, expected - 1, True
-            ) == -1
+            short = expected - 1
+            gave_up = kernels._reachable(
+                into, n, scores, named, alive, still, theta, into, short, True
+            )
+            assert gave_up == -1

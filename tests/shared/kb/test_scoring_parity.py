@@ -185,8 +185,8 @@ def test_pruned_queries_naming_topics_rank_exactly_as_the_full_pass(
 
 
 def test_heavy_queries_rank_exactly_as_the_full_pass(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Questions from a handful of postings to several per topic: the kernel adds up in place
-    # past two per topic and passes along all topics past an eighth of them touched.
+    # Questions from a handful of postings to several per topic: the kernel stops listing
+    # the topics it touches past an eighth of them, and then passes along all topics.
     from shared.kb.tokens import content_words, tokenize
 
     rng = random.Random(13)
