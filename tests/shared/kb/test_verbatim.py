@@ -37,3 +37,21 @@ def test_the_first_word_cache_never_changes_an_answer(monkeypatch: pytest.Monkey
     assert answers == [_found(Mentions.of(TOPICS), q) for q in questions]
     assert answers[:3] == [{1, 2}, set(), {1}]
     assert len(mentions._first) <= 3
+
+
+def test_a_word_names_its_own_topic_and_starts_longer_labels() -> None:
+    topics = [
+        KbTopic("verlof", "Verlof", "concept", ""),
+        KbTopic("verlof-aanvragen", "Verlof aanvragen", "process", ""),
+        KbTopic("verlof-aanvragen-bij-ziekte", "Verlof aanvragen bij ziekte", "process", ""),
+        KbTopic("aanvragen", "Aanvragen", "process", ""),
+    ]
+    mentions = Mentions.of(topics)
+    for _ in range(2):  # the second time from the per-word cache
+        assert _found(mentions, "Verlof aanvragen bij ziekte?") == {0, 1, 2, 3}
+        assert _found(mentions, "verlof bij ziekte aanvragen") == {0, 3}
+        assert _found(mentions, "ziekte") == set()
+    # Runs of the stored lengths are probed only from words that start such a label.
+    assert mentions._first["verlof"] == ((0,), True)
+    assert mentions._first["aanvragen"] == ((3,), False)
+    assert "verlof" in mentions._firsts and "aanvragen" not in mentions._firsts
