@@ -192,7 +192,7 @@ def _reachable(
     kept = 0
     for i in range(n):
         doc = i if dense else listed[i]
-        if alive[doc] and not named[doc] and scores[doc] + still >= theta:
+        if scores[doc] + still >= theta and alive[doc] and not named[doc]:
             if kept == limit:
                 return -1
             into[kept] = doc
@@ -375,7 +375,8 @@ def search_links(
         # A pass over the topics is worth it only while the postings left outweigh it: it
         # counts along all topics (a vector pass) once many are touched, and otherwise
         # goes through the touched ones and gives up once the able ones are too many to
-        # look up for less than reading the rest in full.
+        # look up for less than reading the rest in full (the touched ones' scores are
+        # cleared before the lookups: a second pass through them).
         limit = (lengths[slot] - 1) // ((n_slots - slot) * _LOOKUP_COST)
         if n_touched >= enough:
             if lengths[slot] * _SCAN_SHARE <= n_docs:
@@ -388,8 +389,9 @@ def search_links(
                 touched, n_docs, scores, named, alive, remaining[slot], theta, able, limit, True
             )  # fmt: skip
             break
-        if lengths[slot] <= n_touched:
+        if lengths[slot] <= 2 * n_touched:
             continue
+        limit = (lengths[slot] - 1 - n_touched) // ((n_slots - slot) * _LOOKUP_COST)
         if able.shape[0] <= limit:
             able = np.empty(limit + 1, dtype=np.int64)
         n_able = _reachable(
