@@ -12,13 +12,17 @@ strongest first; once the best a topic could still gain from the remaining terms
 the k-th best score so far, no untouched topic can reach the top k, and the remaining
 terms are only looked up (binary search) for the few topics that still can. The k best
 topics so far are kept up to date posting by posting, so that moment is known after every
-term without a pass over the touched topics; those that can still climb are listed once and
-only shortened after. Scores add up term by term in the given order either way, so the
-result equals the full pass bit for bit.
+term without a pass over the touched topics; the pass that lists those that can still climb
+gives up as soon as they are too many to look up. Scores add up term by term in the given
+order either way, so the result equals the full pass bit for bit.
 
 Heavy queries change the bookkeeping, not the sums: once a query has touched an eighth of
 the topics, it stops listing the ones it touches, and the passes that look for the able
 topics or the top k go along all topics in order (vector instructions) instead.
+
+The kernels share one module on purpose: numba's cache checks only the source file of the
+function it loads, so a caller cached from one file would keep a stale copy of a callee
+changed in another.
 """
 
 from __future__ import annotations
