@@ -48,6 +48,23 @@ def _random_kb(rng: random.Random, n: int) -> list[KbTopic]:
     ]
 
 
+def _zipf_kb(
+    rng: random.Random, syllables: str, parts: int, power: float, n: int, length: tuple[int, int]
+) -> tuple[list[str], list[KbTopic]]:
+    """Words of 2..`parts` syllables with Zipf-like frequencies (rank ** -power), and n
+    topics labelled with one or two of them and described with `length` of them."""
+    pieces = syllables.split()
+    words = sorted({"".join(rng.choices(pieces, k=rng.randint(2, parts))) for _ in range(n + 500)})
+    rng.shuffle(words)
+    cumulative = list(itertools.accumulate(1.0 / (r + 1) ** power for r in range(len(words))))
+    topics = []
+    for i in range(n):
+        label = " ".join(rng.choices(words, cum_weights=cumulative, k=rng.randint(1, 2)))
+        text = " ".join(rng.choices(words, cum_weights=cumulative, k=rng.randint(*length)))
+        topics.append(KbTopic(f"t-{i}", label, "concept", text))
+    return words, topics
+
+
 def _both(
     index: RetrievalIndex, questions: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> tuple[list[list[tuple[object, ...]]], list[list[tuple[object, ...]]]]:
@@ -164,15 +181,8 @@ def test_pruned_queries_naming_topics_rank_exactly_as_the_full_pass(
     # Zipf-like words, labels named verbatim inside longer questions: the kernel prunes
     # mid-query while named topics are still being scored by the weaker terms.
     rng = random.Random(7)
-    syllables = "ver ont be ge la mo kers tal dijk stra wan pel rim dor sen hof".split()
-    words = sorted({"".join(rng.choices(syllables, k=rng.randint(2, 4))) for _ in range(3000)})
-    rng.shuffle(words)
-    cumulative = list(itertools.accumulate(1.0 / (r + 1) for r in range(len(words))))
-    topics = []
-    for i in range(2500):
-        label = " ".join(rng.choices(words, cum_weights=cumulative, k=rng.randint(1, 2)))
-        text = " ".join(rng.choices(words, cum_weights=cumulative, k=rng.randint(20, 60)))
-        topics.append(KbTopic(f"t-{i}", label, "concept", text))
+    syllables = "ver ont be ge la mo kers tal dijk stra wan pel rim dor sen hof"
+    _, topics = _zipf_kb(rng, syllables, 4, 1.0, 2500, (20, 60))
     index = RetrievalIndex.build(topics)
     questions = []
     for _ in range(150):
@@ -190,15 +200,9 @@ def test_heavy_queries_rank_exactly_as_the_full_pass(monkeypatch: pytest.MonkeyP
     from shared.kb.tokens import content_words, tokenize
 
     rng = random.Random(13)
-    syllables = "ver ont be ge la mo kers tal dijk stra wan pel".split()
-    words = sorted({"".join(rng.choices(syllables, k=rng.randint(2, 3))) for _ in range(800)})
-    rng.shuffle(words)
-    cumulative = list(itertools.accumulate(1.0 / (r + 1) ** 1.3 for r in range(len(words))))
-    topics = []
-    for i in range(2400):
-        label = " ".join(rng.choices(words, cum_weights=cumulative, k=rng.randint(1, 2)))
-        text = " ".join(rng.choices(words, cum_weights=cumulative, k=rng.randint(5, 80)))
-        topics.append(KbTopic(f"t-{i}", label, "concept", text))
+    words, topics = _zipf_kb(
+        rng, "ver ont be ge la mo kers tal dijk stra wan pel", 3, 1.3, 2400, (5, 80)
+    )
     index = RetrievalIndex.build(topics)
     questions = [" ".join(rng.sample(words[: 8 * (1 + q % 40)], 1 + q % 6)) for q in range(240)]
     questions += [f"{rng.choice(words)} {rng.choice(topics).label}" for _ in range(60)]
