@@ -381,25 +381,22 @@ def search_links(
         # goes through the touched ones and gives up once the able ones are too many to
         # look up for less than reading the rest in full (the touched ones' scores are
         # cleared before the lookups: a second pass through them).
-        limit = (lengths[slot] - 1) // ((n_slots - slot) * _LOOKUP_COST)
-        if n_touched >= enough:
+        scan = n_touched >= enough
+        if scan:
             if lengths[slot] * _SCAN_SHARE <= n_docs:
                 continue
+            limit = (lengths[slot] - 1) // ((n_slots - slot) * _LOOKUP_COST)
             if _count_reachable(scores, n_docs, named, alive, remaining[slot], theta) > limit:
                 continue
-            if able.shape[0] <= limit:
-                able = np.empty(limit + 1, dtype=np.int64)
-            n_able = _reachable(
-                touched, n_docs, scores, named, alive, remaining[slot], theta, able, limit, True
-            )  # fmt: skip
-            break
-        if lengths[slot] <= 2 * n_touched:
-            continue
-        limit = (lengths[slot] - 1 - n_touched) // ((n_slots - slot) * _LOOKUP_COST)
+        else:
+            if lengths[slot] <= 2 * n_touched:
+                continue
+            limit = (lengths[slot] - 1 - n_touched) // ((n_slots - slot) * _LOOKUP_COST)
         if able.shape[0] <= limit:
             able = np.empty(limit + 1, dtype=np.int64)
         n_able = _reachable(
-            touched, n_touched, scores, named, alive, remaining[slot], theta, able, limit, False
+            touched, n_docs if scan else n_touched, scores, named, alive, remaining[slot], theta,
+            able, limit, scan,
         )  # fmt: skip
         if n_able >= 0:
             break
@@ -521,18 +518,8 @@ def _led(
         level += (score > 0.0) & (score >= floor) & alive[doc]
     if level != size:
         return _top(scores, lead_docs, n_docs, True, alive, rank, top, top_scores)
-    for j in range(size):  # ties in score by rank, as _top orders them
-        doc, score = lead_docs[j], lead_scores[j]
-        at = j
-        while at > 0 and (
-            top_scores[at - 1] < score
-            or (top_scores[at - 1] == score and rank[top[at - 1]] > rank[doc])
-        ):
-            top[at] = top[at - 1]
-            top_scores[at] = top_scores[at - 1]
-            at -= 1
-        top[at] = doc
-        top_scores[at] = score
+    # The lead's scores are its topics' current ones: _top orders them (ties by rank).
+    size = _top(scores, lead_docs, size, False, alive, rank, top, top_scores)
     scores[:n_docs] = 0.0
     return size
 
