@@ -33,7 +33,7 @@ from typing import Any, cast
 import numpy as np
 from numba import njit
 
-from shared.kb.scoring import K1, TF_SCALE
+from shared.kb.scoring import K1, PROMINENT_TF, TF_SCALE
 
 # A contribution is term_weight * (K1 + 1) * tf / (tf + norm) with norm > 0, so below
 # term_weight * (K1 + 1); the margin keeps the bound safe from rounding.
@@ -317,12 +317,13 @@ def search_links(
 
     Slots (term links: col, weight, concept, factor) are scored strongest first.
 
-    `out` (float64, 6 × k) gets per top topic its number, score, coverage share, concepts
-    matched, highest tf2, and in out[5, 0] the postings read; `out_named` the scores of
-    `named_docs` (mentioned verbatim: scored but kept out of the top k, they are listed
-    first anyway). Ties break by rank; dead topics never rank. Scratch space the caller
-    keeps, one slot per topic: `scores` (all zeros, left so), `touched` (one slot more),
-    `named` (all False, left so). Each term's base postings are added before its delta postings.
+    `out` (float64, 5 × k) gets per top topic its number, score, coverage share and
+    whether that is supported (1 or 0; scoring.Ranked), and in out[4, 0] the postings
+    read; `out_named` the scores of `named_docs` (mentioned verbatim: scored but kept out
+    of the top k, they are listed first anyway). Ties break by rank; dead topics never
+    rank. Scratch space the caller keeps, one slot per topic: `scores` (all zeros, left
+    so), `touched` (one slot more), `named` (all False, left so). Each term's base
+    postings are added before its delta postings.
     """
     order = _strongest_first(cols, weights, idf)
     cols, weights = cols[order], weights[order]
@@ -461,7 +462,7 @@ def search_links(
     for j in range(size):
         out[0, j] = top[j]
         out[1, j] = top_scores[j]
-    out[5, 0] = read
+    out[4, 0] = read
     return size
 
 
@@ -548,8 +549,9 @@ def _coverage(
     link_concept: np.ndarray, link_col: np.ndarray, link_factor: np.ndarray,
     concept_weight: np.ndarray, out: np.ndarray,
 ) -> None:  # fmt: skip
-    """Per top topic into out[2:5]: the weighted share of query concepts it contains (best
-    link each), how many concepts it contains, the highest doubled term frequency among them."""
+    """Per top topic into out[2:4]: the weighted share of query concepts it contains (best
+    link each), and 1 if two or more are among them, or one it is about (PROMINENT_TF), or
+    the query has one, else 0."""
     n_concepts = concept_weight.shape[0]
     best = np.zeros((n_concepts, size), dtype=np.float64)
     most = np.zeros(size, dtype=np.int64)
@@ -581,5 +583,5 @@ def _coverage(
                 matched += 1
             share += concept_weight[concept] * best[concept, j]
         out[2, j] = share / total if total > 0.0 else 0.0
-        out[3, j] = matched
-        out[4, j] = most[j]
+        prominent = most[j] >= PROMINENT_TF * TF_SCALE
+        out[3, j] = 1.0 if n_concepts == 1 or matched >= 2 or prominent else 0.0

@@ -23,10 +23,13 @@ if TYPE_CHECKING:
 K1, B = 1.2, 0.75
 TF_SCALE = 2.0
 NUMBA_MIN_TOPICS = 2000
+# One question word found in a topic is evidence only when the topic is about that word:
+# it occurs there at least twice (a label is indexed twice), not once in passing.
+PROMINENT_TF = 2.0
 
 _scratch = threading.local()
-_NO_DOCS = np.zeros(0, dtype=np.int64)
 _NO_SCORES = np.zeros(0, dtype=np.float64)
+_NO_FLAGS = np.zeros(0, dtype=bool)
 
 
 class Ranked(NamedTuple):
@@ -35,8 +38,9 @@ class Ranked(NamedTuple):
     docs: list[int]  # topic numbers, best first
     scores: list[float]
     coverage: list[float]  # share of the query's concept weight each top topic holds
-    matched: list[float]  # query concepts each top topic holds (whole numbers)
-    most: list[float]  # highest tf2 among the query's terms in each top topic (whole)
+    # Per top topic, whether its coverage rests on two or more of the query's words, on
+    # one it is about (PROMINENT_TF), or on the query's only word.
+    supported: list[bool]
     named_scores: list[float]  # per named topic, in the order given
     read: int  # postings read (plus lookups of the compiled path's continue phase)
 
@@ -62,7 +66,7 @@ def _buffers(n_docs: int, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
             np.zeros(size, dtype=np.float64),
             np.empty(size + 1, dtype=np.int64),  # the kernel writes one slot ahead
             np.zeros(size, dtype=bool),
-            np.zeros((6, max(k, 16)), dtype=np.float64),
+            np.zeros((5, max(k, 16)), dtype=np.float64),
         )
         _scratch.buffers = kept
     return kept
@@ -96,13 +100,13 @@ def search(
     top, top_scores, named_scores = score_top_numpy(p, cols, weights, rank, named, k)
     if len(top):
         segments = ((p.indptr, p.docs, p.tf2), p.delta)
-        share, matched, most = coverage_numpy(segments, top, concept, cols, factors, concept_weight)
+        share, supported = coverage_numpy(segments, top, concept, cols, factors, concept_weight)
     else:
-        share = matched = most = _NO_DOCS
+        share, supported = _NO_SCORES, _NO_FLAGS
     d_indptr = p.delta[0]
     read = int((p.indptr[cols + 1] - p.indptr[cols] + d_indptr[cols + 1] - d_indptr[cols]).sum())
     return Ranked(
-        top.tolist(), top_scores.tolist(), share.tolist(), matched.tolist(), most.tolist(),
+        top.tolist(), top_scores.tolist(), share.tolist(), supported.tolist(),
         named_scores.tolist(), read,
     )  # fmt: skip
 
@@ -125,11 +129,12 @@ def search_words(
 
 
 def _unpacked(out: np.ndarray, size: int, named_out: np.ndarray) -> Ranked:
-    docs, top_scores, share, matched, most = out[:5, :size].tolist()
-    return Ranked(
-        [int(d) for d in docs], top_scores, share, matched, most, named_out.tolist(),
-        int(out[5, 0]),
-    )  # fmt: skip
+    docs, top_scores, share, supported = out[:4, :size].tolist()
+    # map and tuple.__new__: no Python-level loop or call on every search.
+    return tuple.__new__(Ranked, (
+        list(map(int, docs)), top_scores, share, list(map(bool, supported)),
+        named_out.tolist(), int(out[4, 0]),
+    ))  # fmt: skip
 
 
 def _gathered(
@@ -211,7 +216,7 @@ def coverage_numpy(
     link_col: np.ndarray,
     link_factor: np.ndarray,
     concept_weight: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray]:
     """coverage in numpy: per link, a binary search of the top topics in its postings."""
     n_concepts = len(concept_weight)
     best = np.zeros((n_concepts, len(top)), dtype=np.float64)
@@ -231,9 +236,10 @@ def coverage_numpy(
     shares = np.zeros(len(top), dtype=np.float64)
     for concept in range(n_concepts):
         shares = shares + concept_weight[concept] * best[concept]
-    matched = (best > 0.0).sum(axis=0).astype(np.int64)
+    matched = (best > 0.0).sum(axis=0)
+    supported = (n_concepts == 1) | (matched >= 2) | (most >= PROMINENT_TF * TF_SCALE)
     if total > 0.0:
         shares = shares / total
     else:
         shares = np.zeros(len(top), dtype=np.float64)
-    return shares, matched, most
+    return shares, supported
