@@ -289,7 +289,7 @@ def search(
     reach_factors: np.ndarray, reach_weight: np.ndarray, words: np.ndarray,
     word_tf: np.ndarray, rank: np.ndarray, named_docs: np.ndarray, k: int,
     scores: np.ndarray, touched: np.ndarray, named: np.ndarray, out: np.ndarray,
-    out_named: np.ndarray,
+    out_top: np.ndarray, out_supported: np.ndarray, out_named: np.ndarray,
 ) -> int:  # fmt: skip
     """search_links for a question given as its distinct words' entry numbers in a
     shared.kb.reach table and their repetition weights (or none: all 1): the links are
@@ -300,7 +300,7 @@ def search(
     return search_links(
         indptr, docs, tf2, idf, norm, delta_indptr, delta_docs, delta_tf2, alive, cols,
         weights, link_concept, link_factor, concept_weight, rank, named_docs, k, scores,
-        touched, named, out, out_named,
+        touched, named, out, out_top, out_supported, out_named,
     )  # fmt: skip
 
 
@@ -311,19 +311,21 @@ def search_links(
     alive: np.ndarray, cols: np.ndarray, weights: np.ndarray, link_concept: np.ndarray,
     link_factor: np.ndarray, concept_weight: np.ndarray, rank: np.ndarray,
     named_docs: np.ndarray, k: int, scores: np.ndarray, touched: np.ndarray,
-    named: np.ndarray, out: np.ndarray, out_named: np.ndarray,
+    named: np.ndarray, out: np.ndarray, out_top: np.ndarray, out_supported: np.ndarray,
+    out_named: np.ndarray,
 ) -> int:  # fmt: skip
-    """One query: fills `out` and `out_named`, returns how many topics `out` holds.
+    """One query: fills the outputs, returns how many top topics they hold.
 
     Slots (term links: col, weight, concept, factor) are scored strongest first.
 
-    `out` (float64, 5 × k) gets per top topic its number, score, coverage share and
-    whether that is supported (1 or 0; scoring.Ranked), and in out[4, 0] the postings
-    read; `out_named` the scores of `named_docs` (mentioned verbatim: scored but kept out
-    of the top k, they are listed first anyway). Ties break by rank; dead topics never
-    rank. Scratch space the caller keeps, one slot per topic: `scores` (all zeros, left
-    so), `touched` (one slot more), `named` (all False, left so). Each term's base
-    postings are added before its delta postings.
+    Per top topic, best first: its number into `out_top`, score and coverage share into
+    `out` (float64, 3 rows of k or more), whether that is supported into `out_supported`
+    (scoring.Ranked); the postings read into out[2, 0]; into `out_named` the scores of
+    `named_docs` (mentioned verbatim: scored but kept out of the top k, they are listed
+    first anyway). Ties break by rank; dead topics never rank. Scratch space the caller
+    keeps, one slot per topic: `scores` (all zeros, left so), `touched` (one slot more),
+    `named` (all False, left so). Each term's base postings are added before its delta
+    postings.
     """
     order = _strongest_first(cols, weights, idf)
     cols, weights = cols[order], weights[order]
@@ -445,8 +447,10 @@ def search_links(
         out_named[i] = scores[doc]
         scores[doc] = 0.0
         named[doc] = False
-    top = np.full(k, -1, dtype=np.int64)
-    top_scores = np.zeros(k, dtype=np.float64)
+    top = out_top[:k]
+    top[:] = -1
+    top_scores = out[0, :k]
+    top_scores[:] = 0.0
     if continued:
         size = _top(scores, touched, n_candidates, False, alive, rank, top, top_scores)
         if scan:
@@ -457,12 +461,9 @@ def search_links(
         size = _top(scores, touched, n_candidates, False, alive, rank, top, top_scores)
     _coverage(
         indptr, docs, tf2, delta_indptr, delta_docs, delta_tf2, top, size,
-        link_concept, cols, link_factor, concept_weight, out,
+        link_concept, cols, link_factor, concept_weight, out[1], out_supported,
     )  # fmt: skip
-    for j in range(size):
-        out[0, j] = top[j]
-        out[1, j] = top_scores[j]
-    out[4, 0] = read
+    out[2, 0] = read
     return size
 
 
@@ -547,11 +548,11 @@ def _coverage(
     indptr: np.ndarray, docs: np.ndarray, tf2: np.ndarray, delta_indptr: np.ndarray,
     delta_docs: np.ndarray, delta_tf2: np.ndarray, top: np.ndarray, size: int,
     link_concept: np.ndarray, link_col: np.ndarray, link_factor: np.ndarray,
-    concept_weight: np.ndarray, out: np.ndarray,
+    concept_weight: np.ndarray, shares: np.ndarray, supported: np.ndarray,
 ) -> None:  # fmt: skip
-    """Per top topic into out[2:4]: the weighted share of query concepts it contains (best
-    link each), and 1 if two or more are among them, or one it is about (PROMINENT_TF), or
-    the query has one, else 0."""
+    """Per top topic: the weighted share of query concepts it contains (best link each),
+    and whether two or more are among them, or one it is about (PROMINENT_TF), or the
+    query has only one."""
     n_concepts = concept_weight.shape[0]
     best = np.zeros((n_concepts, size), dtype=np.float64)
     most = np.zeros(size, dtype=np.int64)
@@ -582,6 +583,5 @@ def _coverage(
             if best[concept, j] > 0.0:
                 matched += 1
             share += concept_weight[concept] * best[concept, j]
-        out[2, j] = share / total if total > 0.0 else 0.0
-        prominent = most[j] >= PROMINENT_TF * TF_SCALE
-        out[3, j] = 1.0 if n_concepts == 1 or matched >= 2 or prominent else 0.0
+        shares[j] = share / total if total > 0.0 else 0.0
+        supported[j] = n_concepts == 1 or matched >= 2 or most[j] >= PROMINENT_TF * TF_SCALE

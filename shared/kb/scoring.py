@@ -55,19 +55,35 @@ def compiled() -> ModuleType:
     return kernels
 
 
-def _buffers(n_docs: int, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """This thread's scratch: zeroed scores, touched topics, cleared named flags, the output."""
-    kept: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = getattr(
-        _scratch, "buffers", None
-    )
-    if kept is None or len(kept[0]) < n_docs or kept[3].shape[1] < k:
-        size = max(n_docs, 1024, 0 if kept is None else len(kept[0]))
-        kept = (
-            np.zeros(size, dtype=np.float64),
-            np.empty(size + 1, dtype=np.int64),  # the kernel writes one slot ahead
-            np.zeros(size, dtype=bool),
-            np.zeros((5, max(k, 16)), dtype=np.float64),
-        )
+class _Scratch(NamedTuple):
+    """One thread's buffers for the kernels: scratch, outputs, and views of the outputs."""
+
+    scores: np.ndarray  # one per topic, all zeros between searches
+    touched: np.ndarray  # one per topic and one more (the kernel writes one slot ahead)
+    named: np.ndarray  # one flag per topic, all False between searches
+    out: np.ndarray  # float64 (3, width): top scores, coverage shares; postings read at [2, 0]
+    top: np.ndarray  # int64 (width): top topic numbers
+    supported: np.ndarray  # bool (width)
+    # The outputs' rows as memoryviews: a slice of one and .tolist() cost a fraction of
+    # numpy's, and give Python ints and bools directly.
+    rows: tuple[memoryview, memoryview, memoryview, memoryview, memoryview]
+
+
+def _buffers(n_docs: int, k: int) -> _Scratch:
+    """This thread's scratch, grown to n_docs topics and k results if needed."""
+    kept: _Scratch | None = getattr(_scratch, "buffers", None)
+    if kept is None or len(kept.scores) < n_docs or len(kept.top) < k:
+        size = max(n_docs, 1024, 0 if kept is None else len(kept.scores))
+        width = max(k, 16)
+        out = np.zeros((3, width), dtype=np.float64)
+        top = np.zeros(width, dtype=np.int64)
+        supported = np.zeros(width, dtype=bool)
+        kept = _Scratch(
+            np.zeros(size, dtype=np.float64), np.empty(size + 1, dtype=np.int64),
+            np.zeros(size, dtype=bool), out, top, supported,
+            (memoryview(top), memoryview(out[0]), memoryview(out[1]), memoryview(supported),
+             memoryview(out[2])),
+        )  # fmt: skip
         _scratch.buffers = kept
     return kept
 
@@ -84,15 +100,15 @@ def search(
     """
     cols, weights, concept, factors = links
     if p.n_docs >= NUMBA_MIN_TOPICS:
-        scores, touched, flags, out = _buffers(p.n_docs, k)
+        b = _buffers(p.n_docs, k)
         named_out = np.empty(len(named), dtype=np.float64) if len(named) else _NO_SCORES
         d_indptr, d_docs, d_tf2 = p.delta
         size = compiled().search_links(
             p.indptr, p.docs, p.tf2, p.idf, p.norm, d_indptr, d_docs, d_tf2, p.alive,
             cols, weights, concept, factors, concept_weight, rank, named, k,
-            scores, touched, flags, out, named_out,
+            b.scores, b.touched, b.named, b.out, b.top, b.supported, named_out,
         )  # fmt: skip
-        return _unpacked(out, size, named_out)
+        return _unpacked(b.rows, size, named_out)
     if len(cols) > 1:
         order = np.argsort(-(weights * p.idf[cols]), kind="stable")
         cols, weights = cols[order], weights[order]
@@ -117,23 +133,22 @@ def search_words(
 ) -> Ranked:  # fmt: skip
     """`search` for a question given as its distinct words' entries in a reach table
     (shared.kb.reach), on the compiled path: the kernel expands the words' term links."""
-    scores, touched, flags, out = _buffers(p.n_docs, k)
+    b = _buffers(p.n_docs, k)
     named_out = np.empty(len(named), dtype=np.float64) if len(named) else _NO_SCORES
     d_indptr, d_docs, d_tf2 = p.delta
     size = compiled().search(
         p.indptr, p.docs, p.tf2, p.idf, p.norm, d_indptr, d_docs, d_tf2, p.alive,
         reach.indptr, reach.cols, reach.factors, reach.weight, words, word_tf, rank, named, k,
-        scores, touched, flags, out, named_out,
+        b.scores, b.touched, b.named, b.out, b.top, b.supported, named_out,
     )  # fmt: skip
-    return _unpacked(out, size, named_out)
+    return _unpacked(b.rows, size, named_out)
 
 
-def _unpacked(out: np.ndarray, size: int, named_out: np.ndarray) -> Ranked:
-    docs, top_scores, share, supported = out[:4, :size].tolist()
-    # map and tuple.__new__: no Python-level loop or call on every search.
+def _unpacked(rows: tuple[memoryview, ...], size: int, named_out: np.ndarray) -> Ranked:
+    top, top_scores, share, supported, read = rows
     return tuple.__new__(Ranked, (
-        list(map(int, docs)), top_scores, share, list(map(bool, supported)),
-        named_out.tolist(), int(out[4, 0]),
+        top[:size].tolist(), top_scores[:size].tolist(), share[:size].tolist(),
+        supported[:size].tolist(), named_out.tolist(), int(read[0]),
     ))  # fmt: skip
 
 

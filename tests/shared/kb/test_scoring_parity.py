@@ -102,8 +102,8 @@ def test_the_score_buffer_is_left_zeroed(monkeypatch: pytest.MonkeyPatch) -> Non
     index = RetrievalIndex.build(_random_kb(random.Random(5), 300))
     for query in ("pensioen verlof", "fiets", "Lease fiets", "t-3 fiets lease kosten t-9"):
         index.search(query)
-    scores, _, named, _ = scoring._buffers(300, 10)
-    assert not np.any(scores) and not np.any(named)
+    scratch = scoring._buffers(300, 10)
+    assert not np.any(scratch.scores) and not np.any(scratch.named)
 
 
 def test_a_small_kb_never_imports_numba() -> None:
