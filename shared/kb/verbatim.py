@@ -3,9 +3,10 @@
 A question mentions a topic when one of its word runs equals the topic's label or id word
 for word (stopwords kept, accents folded). Sequences are stored as hashes of their word
 tuples next to the topic number (12 bytes a sequence instead of a tuple of strings); a
-question probes its runs of the stored lengths with one binary search each. What a single
-word names, and whether it starts a longer label, is remembered per word (a bounded cache):
-chat repeats words, and most labels of a large KB are one word long.
+question probes its runs of the stored lengths with one binary search each, only where a
+word that starts a longer label is followed by one that comes second in one. What a single
+word names, and whether it starts or follows in a longer label, is remembered per word (a
+bounded cache): chat repeats words, and most labels of a large KB are one word long.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from shared.kb.steps import Steps, run_steps
 from shared.kb.tokens import STOPWORDS, tokenize
 
 MAX_VERBATIM_WORDS = 12
-FIRST_CACHE = 4096  # words remembered with what they name on their own and if they start a label
-_NAMES_NOTHING: tuple[tuple[int, ...], bool] = ((), False)
+FIRST_CACHE = 4096  # words remembered with what they name and where they stand in labels
+_NAMES_NOTHING: tuple[tuple[int, ...], bool, bool] = ((), False, False)
 
 
 def _sequences(topic: TopicLike) -> set[tuple[str, ...]]:
@@ -43,20 +44,23 @@ def _sequences(topic: TopicLike) -> set[tuple[str, ...]]:
 class Mentions:
     """Immutable lookup from word sequences to the topics whose label or id they are."""
 
-    __slots__ = ("_docs", "_first", "_firsts", "_keys", "_longer", "_sizes")
+    __slots__ = ("_docs", "_first", "_firsts", "_keys", "_longer", "_seconds", "_sizes")
 
     def __init__(
-        self, keys: np.ndarray, docs: np.ndarray, sizes: np.ndarray, firsts: HashedWords
-    ) -> None:
+        self, keys: np.ndarray, docs: np.ndarray, sizes: np.ndarray, firsts: HashedWords,
+        seconds: HashedWords,
+    ) -> None:  # fmt: skip
         order = np.argsort(keys, kind="stable")
         # Python arrays: a question probes a handful of runs, cheaper by bisect than by numpy.
         self._keys = array("q", keys[order].astype(np.int64).tobytes())
         self._docs = array("i", docs[order].astype(np.int32).tobytes())
         self._sizes = sizes  # distinct sequence lengths, ascending
         self._longer = tuple(size for size in sizes.tolist() if size > 1)
-        self._firsts = firsts  # the first word of every longer sequence: most runs never probe
-        # word → the topics it names on its own, and whether it starts a longer sequence
-        self._first: dict[str, tuple[tuple[int, ...], bool]] = {}
+        # The first and the second word of every longer sequence: most runs never probe.
+        self._firsts, self._seconds = firsts, seconds
+        # word → the topics it names on its own, whether it starts a longer sequence, and
+        # whether it comes second in one
+        self._first: dict[str, tuple[tuple[int, ...], bool, bool]] = {}
 
     @classmethod
     def of(cls, topics: Iterable[TopicLike]) -> Mentions:
@@ -69,24 +73,27 @@ class Mentions:
         keys = array("q")
         docs = array("i")
         sizes: set[int] = set()
-        firsts: dict[str, int] = {}
+        firsts: set[str] = set()
+        seconds: set[str] = set()
         for number, topic in enumerate(topics):
             for sequence in _sequences(topic):
                 keys.append(hash(sequence))
                 docs.append(number)
                 sizes.add(len(sequence))
-                first = sequence[0]
-                if len(sequence) > 1 and first not in firsts:
-                    firsts[first] = hash(first)
+                if len(sequence) > 1:
+                    firsts.add(sequence[0])
+                    seconds.add(sequence[1])
             yield None
-        hashes = array("q", firsts.values())
-        del firsts
+        first_hashes = array("q", map(hash, firsts))
+        second_hashes = array("q", map(hash, seconds))
+        del firsts, seconds
         yield None
         mentions: Mentions = yield lambda: cls(
             np.frombuffer(keys, dtype=np.int64),
             np.frombuffer(docs, dtype=np.int32),
             np.asarray(sorted(sizes), dtype=np.int16),
-            HashedWords.of_sorted(np.unique(np.frombuffer(hashes, dtype=np.int64))),
+            HashedWords.of_sorted(np.unique(np.frombuffer(first_hashes, dtype=np.int64))),
+            HashedWords.of_sorted(np.unique(np.frombuffer(second_hashes, dtype=np.int64))),
         )
         return mentions
 
@@ -94,7 +101,7 @@ class Mentions:
     def nbytes(self) -> int:
         """Bytes held by the arrays."""
         arrays = (len(self._keys) * 8, len(self._docs) * 4, self._sizes.nbytes)
-        return int(sum(arrays)) + self._firsts.nbytes
+        return int(sum(arrays)) + self._firsts.nbytes + self._seconds.nbytes
 
     def find(self, text: str) -> set[int]:
         """Topic numbers whose label or id the text contains as a run of whole words."""
@@ -104,20 +111,14 @@ class Mentions:
         """find() over a text's tokens, stopwords kept (one tokenisation per question)."""
         if not self._keys:
             return set()
-        first, longer = self._first, self._longer
+        get, longer = self._first.get, self._longer
+        entries = [get(word) or self._remember(word) for word in words]
         n = len(words)
         found: set[int] = set()
-        for start, word in enumerate(words):
-            entry = first.get(word)
-            if entry is None:
-                entry = self._word_entry(word)
-                if len(first) >= FIRST_CACHE:
-                    first.clear()
-                first[word] = entry
-            named, starts = entry
+        for start, (named, starts, _) in enumerate(entries):
             if named:
                 found.update(named)
-            if not starts:
+            if not starts or start + 1 == n or not entries[start + 1][2]:
                 continue
             for size in longer:  # ascending
                 end = start + size
@@ -126,11 +127,16 @@ class Mentions:
                 found.update(self._probe(hash(words[start:end])))
         return found
 
-    def _word_entry(self, word: str) -> tuple[tuple[int, ...], bool]:
-        """The topics a word names on its own, and whether it starts a longer sequence."""
+    def _remember(self, word: str) -> tuple[tuple[int, ...], bool, bool]:
+        """The topics a word names on its own, whether it starts a longer sequence and
+        whether it comes second in one; kept in the bounded per-word cache."""
         named = tuple(self._probe(hash((word,))))
-        starts = word in self._firsts
-        return (named, starts) if named or starts else _NAMES_NOTHING
+        starts, follows = word in self._firsts, word in self._seconds
+        entry = (named, starts, follows) if named or starts or follows else _NAMES_NOTHING
+        if len(self._first) >= FIRST_CACHE:
+            self._first.clear()
+        self._first[word] = entry
+        return entry
 
     def _probe(self, key: int) -> list[int]:
         """The topics whose sequence hashes to `key`."""
@@ -156,6 +162,7 @@ class Mentions:
             docs.astype(np.int32),
             np.union1d(self._sizes, added._sizes).astype(np.int16),
             self._firsts.union_hashes(added._firsts),
+            self._seconds.union_hashes(added._seconds),
         )
 
     def appended(self, added: Mentions, first: int) -> Mentions:
@@ -167,4 +174,5 @@ class Mentions:
             np.concatenate([np.frombuffer(self._docs, dtype=np.int32), new_docs]).astype(np.int32),
             np.union1d(self._sizes, added._sizes).astype(np.int16),
             self._firsts.union_hashes(added._firsts),
+            self._seconds.union_hashes(added._seconds),
         )

@@ -39,7 +39,9 @@ def test_the_first_word_cache_never_changes_an_answer(monkeypatch: pytest.Monkey
     assert len(mentions._first) <= 3
 
 
-def test_a_word_names_its_own_topic_and_starts_longer_labels() -> None:
+def test_a_word_names_its_own_topic_and_starts_longer_labels(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     topics = [
         KbTopic("verlof", "Verlof", "concept", ""),
         KbTopic("verlof-aanvragen", "Verlof aanvragen", "process", ""),
@@ -51,7 +53,20 @@ def test_a_word_names_its_own_topic_and_starts_longer_labels() -> None:
         assert _found(mentions, "Verlof aanvragen bij ziekte?") == {0, 1, 2, 3}
         assert _found(mentions, "verlof bij ziekte aanvragen") == {0, 3}
         assert _found(mentions, "ziekte") == set()
-    # Runs of the stored lengths are probed only from words that start such a label.
-    assert mentions._first["verlof"] == ((0,), True)
-    assert mentions._first["aanvragen"] == ((3,), False)
+    # Runs of the stored lengths are probed only from a word that starts such a label
+    # followed by one that comes second in one.
+    assert mentions._first["verlof"] == ((0,), True, False)
+    assert mentions._first["aanvragen"] == ((3,), False, True)
+    assert mentions._first["bij"] == ((), False, False)
     assert "verlof" in mentions._firsts and "aanvragen" not in mentions._firsts
+    assert "aanvragen" in mentions._seconds and "verlof" not in mentions._seconds
+    probed: list[int] = []
+    probe = Mentions._probe
+
+    def counted(self: Mentions, key: int) -> list[int]:
+        probed.append(key)
+        return probe(self, key)
+
+    monkeypatch.setattr(Mentions, "_probe", counted)
+    assert _found(mentions, "verlof bij ziekte") == {0} and not probed
+    assert _found(mentions, "verlof aanvragen") == {0, 1, 3} and len(probed) == 1
