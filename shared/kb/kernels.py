@@ -320,12 +320,12 @@ def search_links(
 
     Per top topic, best first: its number into `out_top`, score and coverage share into
     `out` (float64, 3 rows of k or more), whether that is supported into `out_supported`
-    (scoring.Ranked); the postings read into out[2, 0]; into `out_named` the scores of
-    `named_docs` (mentioned verbatim: scored but kept out of the top k, they are listed
-    first anyway). Ties break by rank; dead topics never rank. Scratch space the caller
-    keeps, one slot per topic: `scores` (all zeros, left so), `touched` (one slot more),
-    `named` (all False, left so). Each term's base postings are added before its delta
-    postings.
+    (scoring.Ranked); the postings read into out[2, 0]. `named_docs` (mentioned verbatim:
+    scored but kept out of the top k, they are listed first anyway) come back ordered by
+    score, then rank, and their scores in `out_named`. Ties break by rank; dead topics
+    never rank. Scratch space the caller keeps, one slot per topic: `scores` (all zeros,
+    left so), `touched` (one slot more), `named` (all False, left so). Each term's base
+    postings are added before its delta postings.
     """
     order = _strongest_first(cols, weights, idf)
     cols, weights = cols[order], weights[order]
@@ -447,6 +447,7 @@ def search_links(
         out_named[i] = scores[doc]
         scores[doc] = 0.0
         named[doc] = False
+    _by_score(named_docs, out_named, rank)
     top = out_top[:k]
     top[:] = -1
     top_scores = out[0, :k]
@@ -465,6 +466,22 @@ def search_links(
     )  # fmt: skip
     out[2, 0] = read
     return size
+
+
+@_compiled
+def _by_score(docs: np.ndarray, scores: np.ndarray, rank: np.ndarray) -> None:
+    """Orders docs and their scores together (in place): score descending, then rank."""
+    for i in range(1, docs.shape[0]):
+        doc, score = docs[i], scores[i]
+        at = i
+        while at > 0 and (
+            scores[at - 1] < score or (scores[at - 1] == score and rank[docs[at - 1]] > rank[doc])
+        ):
+            docs[at] = docs[at - 1]
+            scores[at] = scores[at - 1]
+            at -= 1
+        docs[at] = doc
+        scores[at] = score
 
 
 @_compiled

@@ -33,7 +33,7 @@ _NO_FLAGS = np.zeros(0, dtype=bool)
 
 
 class Ranked(NamedTuple):
-    """One query's outcome: the top topics, their scores and coverage; the named ones' scores."""
+    """One query's outcome: the top topics, their scores and coverage; the named ones'."""
 
     docs: list[int]  # topic numbers, best first
     scores: list[float]
@@ -41,7 +41,8 @@ class Ranked(NamedTuple):
     # Per top topic, whether its coverage rests on two or more of the query's words, on
     # one it is about (PROMINENT_TF), or on the query's only word.
     supported: list[bool]
-    named_scores: list[float]  # per named topic, in the order given
+    named: list[int]  # the named topics, by score (then rank)
+    named_scores: list[float]
     read: int  # postings read (plus lookups of the compiled path's continue phase)
 
 
@@ -108,12 +109,15 @@ def search(
             cols, weights, concept, factors, concept_weight, rank, named, k,
             b.scores, b.touched, b.named, b.out, b.top, b.supported, named_out,
         )  # fmt: skip
-        return _unpacked(b.rows, size, named_out)
+        return _unpacked(b.rows, size, named, named_out)
     if len(cols) > 1:
         order = np.argsort(-(weights * p.idf[cols]), kind="stable")
         cols, weights = cols[order], weights[order]
         concept, factors = concept[order], factors[order]
     top, top_scores, named_scores = score_top_numpy(p, cols, weights, rank, named, k)
+    if len(named) > 1:
+        order = np.lexsort((rank[named], -named_scores))
+        named, named_scores = named[order], named_scores[order]
     if len(top):
         segments = ((p.indptr, p.docs, p.tf2), p.delta)
         share, supported = coverage_numpy(segments, top, concept, cols, factors, concept_weight)
@@ -122,7 +126,7 @@ def search(
     d_indptr = p.delta[0]
     read = int((p.indptr[cols + 1] - p.indptr[cols] + d_indptr[cols + 1] - d_indptr[cols]).sum())
     return Ranked(
-        top.tolist(), top_scores.tolist(), share.tolist(), supported.tolist(),
+        top.tolist(), top_scores.tolist(), share.tolist(), supported.tolist(), named.tolist(),
         named_scores.tolist(), read,
     )  # fmt: skip
 
@@ -141,14 +145,16 @@ def search_words(
         reach.indptr, reach.cols, reach.factors, reach.weight, words, word_tf, rank, named, k,
         b.scores, b.touched, b.named, b.out, b.top, b.supported, named_out,
     )  # fmt: skip
-    return _unpacked(b.rows, size, named_out)
+    return _unpacked(b.rows, size, named, named_out)
 
 
-def _unpacked(rows: tuple[memoryview, ...], size: int, named_out: np.ndarray) -> Ranked:
+def _unpacked(
+    rows: tuple[memoryview, ...], size: int, named: np.ndarray, named_out: np.ndarray
+) -> Ranked:
     top, top_scores, share, supported, read = rows
     return tuple.__new__(Ranked, (
         top[:size].tolist(), top_scores[:size].tolist(), share[:size].tolist(),
-        supported[:size].tolist(), named_out.tolist(), int(read[0]),
+        supported[:size].tolist(), named.tolist(), named_out.tolist(), int(read[0]),
     ))  # fmt: skip
 
 
