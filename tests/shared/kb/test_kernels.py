@@ -135,15 +135,21 @@ def test_count_reachable_counts_live_unnamed_topics_that_can_still_reach_theta()
     from shared.kb import kernels
 
     rng = np.random.default_rng(9)
+    stopped = 0
     for _ in range(200):
-        n = int(rng.integers(1, 500))
+        n = int(rng.integers(1, 3 * kernels._COUNT_BLOCK))
         scores = np.where(rng.random(n) > 0.4, rng.uniform(0, 3, n), 0.0)
         alive, named = rng.random(n) > 0.2, rng.random(n) > 0.9
         still, theta = float(rng.uniform(0, 1)), float(rng.uniform(0.5, 3))
         expected = sum(
             bool(alive[d] and not named[d] and scores[d] + still >= theta) for d in range(n)
         )
-        assert kernels._count_reachable(scores, n, named, alive, still, theta) == expected
+        assert kernels._count_reachable(scores, n, named, alive, still, theta, n) == expected
+        # Over a limit it may stop early, but never below the limit.
+        limit = int(rng.integers(0, expected + 2))
+        counted = kernels._count_reachable(scores, n, named, alive, still, theta, limit)
+        assert counted == expected if expected <= limit else limit < counted <= expected
+        stopped += counted < expected
         into = np.empty(expected + 1, dtype=np.int64)
         listed = kernels._reachable(into, n, scores, named, alive, still, theta, into, n, True)
         assert listed == expected
@@ -153,3 +159,4 @@ def test_count_reachable_counts_live_unnamed_topics_that_can_still_reach_theta()
                 into, n, scores, named, alive, still, theta, into, short, True
             )
             assert gave_up == -1
+    assert stopped > 20  # counts that stopped at a block past their limit
