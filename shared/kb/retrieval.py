@@ -129,6 +129,7 @@ class RetrievalIndex:
         "_analyzer",
         "_compound",
         "_compound_weight",
+        "_dead",
         "_fingerprint",
         "_ids",
         "_lineage",
@@ -144,6 +145,7 @@ class RetrievalIndex:
     _analyzer: Analyzer
     _compound: CompoundIndex
     _compound_weight: float
+    _dead: bool
     _reach_cache: Reach
     _fingerprint: str
     _ids: list[str]
@@ -264,6 +266,7 @@ class RetrievalIndex:
         self._vocab = vocab
         self._split = split
         self._postings = postings
+        self._dead = not postings.alive.all()  # mentions may name dead topics then
         self._mentions = mentions
         self._compound = CompoundIndex(self._vocab) if compound is None else compound
         # Chat questions repeat words; a per-index table of what each word reaches keeps
@@ -522,9 +525,11 @@ class RetrievalIndex:
             raise KbInputError(f"k must be a positive integer, got {k!r}")
         words = tokenize(query[:MAX_QUERY_CHARS], keep_stopwords=True)
         mentioned = self._mentions.find_words(tuple(words))
-        if mentioned:
+        if mentioned and self._dead:
             alive = self._postings.alive
             named = np.array([d for d in mentioned if alive[d]], dtype=np.int64)
+        elif mentioned:
+            named = np.fromiter(mentioned, dtype=np.int64, count=len(mentioned))
         else:
             named = _NO_TOPICS
         distinct, word_tf = word_counts(content_words(words))
