@@ -94,7 +94,8 @@ def search(
     concept_weight: np.ndarray, rank: np.ndarray, named: np.ndarray, k: int,
 ) -> Ranked:  # fmt: skip
     """BM25 top-k of live topics for weighted term links (col, weight, concept, factor),
-    and how much of the query each covers; `named` topics are scored but not ranked.
+    and how much of the query each covers; `named` topics are scored but not ranked (the
+    compiled path orders the array in place; Ranked.named has the order on both paths).
 
     Links are scored strongest first (weight × idf), on both paths: the compiled one
     prunes in that order, and the numpy one adds in the same order to give the same sums.
