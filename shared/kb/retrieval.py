@@ -2,8 +2,9 @@
 
 Terms come from `shared.kb.analysis` (Snowball stems, compounds split against the KB's own
 vocabulary, English words translated). Scores are BM25 (Lucene's idf, k1 = 1.2, b = 0.75),
-precomputed per term and topic at build time so a query only sums a few columns. Each hit
-also says how much of the question it covers, which is what the relevance floor judges.
+computed per query from the raw term frequencies of `shared.kb.postings` (by the compiled
+kernels of `shared.kb.kernels` from NUMBA_MIN_TOPICS topics on). Each hit also says how much
+of the question it covers, which is what the relevance floor judges.
 """
 
 from __future__ import annotations
