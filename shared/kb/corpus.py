@@ -20,7 +20,7 @@ from shared.kb.steps import Steps, run_steps
 from shared.kb.tokens import tokenize
 from shared.kb.vocab import Vocabulary, VocabView
 
-LABEL_REPEAT = 2
+LABEL_REPEAT = 2  # a topic's label says more about it than any sentence of its description
 INDEXED_PART_TF = 0.5  # a compound's part inside a topic counts half
 
 

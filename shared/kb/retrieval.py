@@ -38,14 +38,10 @@ KNOWN_WORD_EXPANSIONS = 8
 PART_WEIGHT = 0.7  # a compound's part ("verlof" in "geboorteverlof") says less than the whole
 KNOWN_PART_WEIGHT = 0.3  # ... and less still when the whole compound is itself a KB term
 TRANSLATION_WEIGHT = 1.0
-INDEXED_PART_TF = 0.5
 EXPANSION_CACHE = 4096
 COMPACT_SHARE = 0.125  # delta postings or dead topics beyond this share: compact
-MAX_VERBATIM_WORDS = 12
-LABEL_REPEAT = 2  # a topic's label says more about it than any sentence of its description
 MAX_QUERY_CHARS = 8000
 DEFAULT_K = 10
-K1, B = 1.2, 0.75
 # Below this share of a question's weight no topic is about the question: R42 says so.
 MIN_COVERAGE = 0.30  # chosen on evals/retrieval (bench_retrieval_quality prints the trade-off)
 _NO_TOPICS = np.zeros(0, dtype=np.int64)
